@@ -1,0 +1,76 @@
+"""Where parallel work runs: a Dask cluster (local by default) or inline.
+
+Workers only read inputs and write Parquet shards; the flow process registers
+what they wrote. ``DASK_SCHEDULER_ADDRESS`` points at an existing cluster;
+otherwise a local cluster on loopback is started on first use and shared by
+every stage of the process until :func:`shutdown` (or exit).
+``BABELBENCH_COMPUTE=inline`` runs the same functions in-process, in order —
+for debugging and for tiny inputs where starting workers costs more than it saves.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
+MODE_ENV = "BABELBENCH_COMPUTE"
+
+_client: Any = None
+_cluster: Any = None
+_lock = threading.Lock()
+
+
+def mode() -> str:
+    """``dask`` (default) or ``inline``."""
+    chosen = os.environ.get(MODE_ENV, "dask").strip().lower()
+    return chosen if chosen in {"dask", "inline"} else "dask"
+
+
+def _get_client() -> Any:
+    global _client, _cluster
+    with _lock:
+        if _client is None:
+            from distributed import Client, LocalCluster
+
+            address = os.environ.get(SCHEDULER_ENV)
+            if address:
+                log.info("using the Dask cluster at %s", address)
+                _client = Client(address)
+            else:
+                workers = max(1, min(4, os.cpu_count() or 1))
+                log.info("starting a local Dask cluster (%d workers, loopback)", workers)
+                _cluster = LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True,
+                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.WARNING,
+                )
+                _client = Client(_cluster)
+                atexit.register(shutdown)
+        return _client
+
+
+def map_parallel(fn: Callable[..., T], items: Sequence[Any], **kwargs: Any) -> list[T]:
+    """``[fn(item, **kwargs) for item in items]``, on Dask unless inline mode is chosen."""
+    if mode() == "inline":
+        return [fn(item, **kwargs) for item in items]
+    client = _get_client()
+    futures = client.map(fn, items, pure=False, **kwargs)
+    return client.gather(futures)
+
+
+def shutdown() -> None:
+    """Close the client (and the local cluster this process started)."""
+    global _client, _cluster
+    with _lock:
+        if _client is not None:
+            _client.close()
+        if _cluster is not None:
+            _cluster.close()
+        _client = _cluster = None

@@ -1,0 +1,104 @@
+"""The thin Prefect layer over plain stage functions: retries, cache-hit states, shared warehouses.
+
+Stage logic lives in plain functions (testable without Prefect); this module
+turns them into tasks that retry transient failures with backoff and jitter,
+and that show a cache hit as a ``Cached`` state in the Prefect UI.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from prefect import Task, task
+from prefect.futures import PrefectFuture
+from prefect.cache_policies import NO_CACHE
+from prefect.client.schemas.objects import TaskRun
+from prefect.settings import PREFECT_TASKS_REFRESH_CACHE
+from prefect.states import Completed, State
+from prefect.tasks import exponential_backoff
+
+from tasks.retry import is_transient
+from tasks.stage import StageRef
+from tasks.tracking import StageOutcome
+from tasks.warehouse.db import Warehouse
+
+R = TypeVar("R")
+
+_warehouses: dict[Path, Warehouse] = {}
+_warehouses_lock = threading.Lock()
+
+
+def shared_warehouse(home: str | Path) -> Warehouse:
+    """The process-wide open warehouse for ``home`` (DuckDB allows one writer process)."""
+    key = Path(home).resolve()
+    with _warehouses_lock:
+        if key not in _warehouses:
+            _warehouses[key] = Warehouse(key)
+        return _warehouses[key]
+
+
+def close_shared_warehouse(home: str | Path) -> None:
+    """Release the DuckDB file so another process (a CLI, a test) can open it."""
+    with _warehouses_lock:
+        wh = _warehouses.pop(Path(home).resolve(), None)
+    if wh is not None:
+        wh.close()
+
+
+def _retry_only_transient(task: Task[Any, Any], task_run: TaskRun, state: State[Any]) -> bool:
+    exc = state.result(raise_on_failure=False)
+    return isinstance(exc, BaseException) and is_transient(exc)
+
+
+def stage_task(name: str, *, retries: int = 3) -> Callable[[Callable[..., StageRef]], Task[..., StageRef]]:
+    """Decorate a stage wrapper as a Prefect task with the house retry policy.
+
+    Prefect's own result cache is off: the warehouse is the cache (see
+    ``tasks.stage``); ``refresh_cache`` on the task or ``PREFECT_TASKS_REFRESH_CACHE``
+    force a recompute through :func:`forced`.
+    """
+    return task(
+        name=name,
+        retries=retries,
+        retry_delay_seconds=exponential_backoff(backoff_factor=5),
+        retry_jitter_factor=0.5,
+        retry_condition_fn=_retry_only_transient,
+        cache_policy=NO_CACHE,
+        persist_result=False,
+        task_run_name=name + "[{cell}]",
+    )
+
+
+def forced(stage: str, force: frozenset[str] | set[str]) -> bool:
+    """Whether this run must recompute ``stage`` (CLI ``--force`` or Prefect's refresh-cache setting)."""
+    return stage in force or bool(PREFECT_TASKS_REFRESH_CACHE.value())
+
+
+def as_task_result(ref: StageRef) -> StageRef | State[StageRef]:
+    """A cache hit becomes a ``Cached`` completed state so the Prefect UI shows it as one."""
+    if ref.status == "cached":
+        return Completed(name="Cached", data=ref, message=f"fingerprint {ref.fingerprint[:12]} is current")
+    return ref
+
+
+def collect_outcomes(futures: Mapping[str, Mapping[str, PrefectFuture[Any]]]) -> list[StageOutcome]:
+    """Wait for every submitted stage cell and turn its final state into an outcome.
+
+    A failed cell (or one whose upstream failed) becomes an outcome with the
+    error text, so one bad language is reported by name while the others finish.
+    """
+    outcomes = []
+    for cell, stages in futures.items():
+        for stage, future in stages.items():
+            future.wait()
+            state = future.state
+            if state.is_completed():
+                outcomes.append(StageOutcome(stage, cell, future.result()))
+            else:
+                result = state.result(raise_on_failure=False)
+                error = f"{type(result).__name__}: {result}" if isinstance(result, BaseException) else (state.message or state.name)
+                outcomes.append(StageOutcome(stage, cell, None, error))
+    return outcomes

@@ -1,0 +1,173 @@
+"""How every stage runs: fingerprint, cache check, atomic output, a row in ``artifacts``.
+
+The warehouse's ``artifacts`` table is the cache: a stage run whose
+fingerprint is already the *current* computed output of its cell is a cache
+hit (recorded as a ``cached`` row) and does no work. Looking the fingerprint
+up in the warehouse, rather than in a separate result store, means a deleted
+or swapped warehouse can never be served stale results, and a cell that was
+recomputed with another config and then switched back recomputes correctly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from tasks.version import code_version
+from tasks.warehouse.db import Warehouse
+
+log = logging.getLogger(__name__)
+
+Status = Literal["computed", "cached", "failed"]
+
+
+class StageConfig(BaseModel):
+    """Typed, frozen config of a stage: every field is read by the stage and enters its fingerprint."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A stage's identity. Bump ``version`` when its output would change for the same inputs."""
+
+    name: str
+    version: int
+    upstream: tuple[str, ...] = ()
+
+
+class StageRef(BaseModel):
+    """The small reference a stage task returns instead of its data."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stage: str
+    cell: str
+    fingerprint: str
+    status: Status
+    rows: int
+    issues: int = 0
+    message: str = ""
+
+
+@dataclass
+class StageOutput:
+    """What a stage's compute function reports back: rows written and per-item issues."""
+
+    rows: int
+    issues: list[dict[str, Any]] = field(default_factory=list)
+    message: str = ""
+
+
+def fingerprint(stage: Stage, cell: str, config: Mapping[str, Any], inputs: Mapping[str, str]) -> str:
+    """hash(stage name, stage version, cell, config fields read, input fingerprints)."""
+    payload = {"stage": stage.name, "version": stage.version, "cell": cell, "config": dict(config), "inputs": dict(inputs)}
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def descendants(stages: Iterable[Stage], forced: Iterable[str]) -> set[str]:
+    """The forced stages plus every stage downstream of them (what ``--force`` recomputes)."""
+    stages = list(stages)
+    result = set(forced)
+    unknown = result - {s.name for s in stages}
+    if unknown:
+        from tasks.errors import ConfigError
+
+        raise ConfigError(f"--force names unknown stage(s) {sorted(unknown)}; stages are {[s.name for s in stages]}")
+    changed = True
+    while changed:
+        changed = False
+        for stage in stages:
+            if stage.name not in result and result.intersection(stage.upstream):
+                result.add(stage.name)
+                changed = True
+    return result
+
+
+def current_fingerprint(wh: Warehouse, stage: str, cell: str) -> tuple[str, int, int, str] | None:
+    """(fingerprint, rows, issues, message) of the cell's latest computed run, if any."""
+    rows = wh.query(
+        "SELECT fingerprint, rows, issues, coalesce(message, '') FROM artifacts"
+        " WHERE stage = ? AND cell = ? AND status = 'computed' ORDER BY artifact_id DESC LIMIT 1",
+        [stage, cell],
+    )
+    return rows[0] if rows else None
+
+
+def run_stage(
+    wh: Warehouse,
+    stage: Stage,
+    cell: str,
+    config: StageConfig,
+    inputs: Mapping[str, StageRef],
+    compute: Callable[[str], StageOutput],
+    *,
+    force: bool = False,
+    run_id: str | None = None,
+) -> StageRef:
+    """Run one cell of a stage unless its fingerprint is already current; record the outcome.
+
+    ``compute`` receives the fingerprint (to stamp rows and name shard
+    directories) and must write its outputs atomically; a failure is recorded
+    as a ``failed`` row with the error message and re-raised.
+    """
+    config_fields = config.fingerprint_fields()
+    input_fps = {name: ref.fingerprint for name, ref in inputs.items()}
+    fp = fingerprint(stage, cell, config_fields, input_fps)
+    started = datetime.now(timezone.utc)
+    clock = time.perf_counter()
+    current = None if force else current_fingerprint(wh, stage.name, cell)
+    if current is not None and current[0] == fp:
+        _, rows, issues, message = current
+        _record(wh, stage, cell, fp, config_fields, input_fps, "cached", rows, issues, message, started, clock, run_id)
+        log.info("%s[%s]: cache hit (%s)", stage.name, cell, fp[:12])
+        return StageRef(stage=stage.name, cell=cell, fingerprint=fp, status="cached", rows=rows, issues=issues, message=message)
+    log.info("%s[%s]: computing (%s)", stage.name, cell, fp[:12])
+    try:
+        output = compute(fp)
+    except Exception as exc:
+        _record(wh, stage, cell, fp, config_fields, input_fps, "failed", None, 0, f"{type(exc).__name__}: {exc}", started, clock, run_id)
+        raise
+    if output.issues:
+        _record_issues(wh, stage.name, cell, fp, output.issues)
+    _record(wh, stage, cell, fp, config_fields, input_fps, "computed", output.rows, len(output.issues), output.message, started, clock, run_id)
+    return StageRef(
+        stage=stage.name, cell=cell, fingerprint=fp, status="computed",
+        rows=output.rows, issues=len(output.issues), message=output.message,
+    )
+
+
+def _record(
+    wh: Warehouse, stage: Stage, cell: str, fp: str, config: Mapping[str, Any], inputs: Mapping[str, str],
+    status: Status, rows: int | None, issues: int, message: str, started: datetime, clock: float, run_id: str | None,
+) -> None:
+    seconds = time.perf_counter() - clock
+    with wh.transaction() as cur:
+        cur.execute(
+            "INSERT INTO artifacts (run_id, stage, stage_version, cell, fingerprint, inputs, config, code_version,"
+            " status, rows, issues, message, started_at, finished_at, seconds)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [run_id, stage.name, stage.version, cell, fp, json.dumps(dict(inputs)), json.dumps(dict(config), default=str),
+             code_version(), status, rows, issues, message or None, started.replace(tzinfo=None),
+             datetime.now(timezone.utc).replace(tzinfo=None), seconds],
+        )
+
+
+def _record_issues(wh: Warehouse, stage: str, cell: str, fp: str, issues: list[dict[str, Any]]) -> None:
+    with wh.transaction() as cur:
+        cur.executemany(
+            "INSERT INTO ingest_issues VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [[fp, stage, cell, i.get("source"), i.get("position"), i.get("item"), i["reason"]] for i in issues],
+        )

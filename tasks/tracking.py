@@ -1,0 +1,122 @@
+"""Run bookkeeping: a ``runs`` row in the warehouse and an MLflow run per flow run.
+
+MLflow uses ``MLFLOW_TRACKING_URI`` when set, else a SQLite store and an
+artifact folder inside the babelbench home, so ``mlflow ui`` can be pointed at
+it with no server to run during the flow.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from tasks.stage import StageRef
+from tasks.version import code_version
+from tasks.warehouse.db import Warehouse
+
+log = logging.getLogger(__name__)
+
+
+def tracking_uri(home: Path) -> str:
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{home / 'mlflow.db'}"
+
+
+@dataclass(frozen=True)
+class StageOutcome:
+    """A stage cell's end state in a flow run: its reference, or why it failed."""
+
+    stage: str
+    cell: str
+    ref: StageRef | None
+    error: str | None = None
+
+    @property
+    def status(self) -> str:
+        return self.ref.status if self.ref else "failed"
+
+    def as_row(self) -> dict[str, Any]:
+        ref = self.ref
+        return {
+            "stage": self.stage, "cell": self.cell, "status": self.status,
+            "rows": ref.rows if ref else None, "issues": ref.issues if ref else None,
+            "fingerprint": ref.fingerprint[:12] if ref else "",
+            "message": (ref.message if ref else self.error) or "",
+        }
+
+
+def _flat_params(params: BaseModel) -> dict[str, str]:
+    return {k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else str(v)
+            for k, v in params.model_dump(mode="json").items()}
+
+
+class TrackedRun:
+    """One flow run being tracked; :meth:`finish` records the outcomes everywhere."""
+
+    def __init__(self, wh: Warehouse, flow: str, params: BaseModel, run_id: str, mlflow_run: Any) -> None:
+        self.wh, self.flow, self.params, self.run_id, self._mlflow_run = wh, flow, params, run_id, mlflow_run
+
+    @property
+    def mlflow_run_id(self) -> str:
+        return self._mlflow_run.info.run_id
+
+    def finish(self, outcomes: Sequence[StageOutcome]) -> None:
+        import mlflow
+
+        counts = {status: sum(1 for o in outcomes if o.status == status) for status in ("computed", "cached", "failed")}
+        metrics: dict[str, float] = {f"cells_{k}": float(v) for k, v in counts.items()}
+        for o in outcomes:
+            if o.ref:
+                metrics[f"rows.{o.stage}.{o.cell}"] = float(o.ref.rows)
+                metrics[f"issues.{o.stage}.{o.cell}"] = float(o.ref.issues)
+        for stage, seconds in self.wh.query(
+                "SELECT stage, sum(seconds) FROM artifacts WHERE run_id = ? GROUP BY stage", [self.run_id]):
+            metrics[f"seconds.{stage}"] = float(seconds)
+        mlflow.log_metrics(metrics)
+        mlflow.log_dict({"run_id": self.run_id, "stages": [o.as_row() | {
+            "fingerprint": o.ref.fingerprint if o.ref else None} for o in outcomes]}, "stages.json")
+        status = "failed" if counts["failed"] else "completed"
+        failures = "; ".join(f"{o.stage}[{o.cell}]: {o.error}" for o in outcomes if o.error)
+        with self.wh.transaction() as cur:
+            cur.execute("UPDATE runs SET finished_at = now(), status = ?, message = ? WHERE run_id = ?",
+                        [status, failures or None, self.run_id])
+
+
+@contextmanager
+def tracked_run(wh: Warehouse, flow: str, params: BaseModel, prefect_flow_run_id: str | None = None) -> Iterator[TrackedRun]:
+    """Open a ``runs`` row and an MLflow run (config, code version) around a flow run."""
+    import mlflow
+
+    run_id = uuid.uuid4().hex
+    mlflow.set_tracking_uri(tracking_uri(wh.home))
+    experiment = f"babelbench-{flow}"
+    if mlflow.get_experiment_by_name(experiment) is None:
+        mlflow.create_experiment(experiment, artifact_location=(wh.home / "mlartifacts").as_uri())
+    mlflow.set_experiment(experiment)
+    with wh.transaction() as cur:
+        cur.execute(
+            "INSERT INTO runs (run_id, flow, started_at, status, params, code_version, prefect_flow_run_id)"
+            " VALUES (?, ?, now(), 'running', ?, ?, ?)",
+            [run_id, flow, params.model_dump_json(), code_version(), prefect_flow_run_id])
+    with mlflow.start_run(run_name=f"{flow}-{run_id[:8]}") as active:
+        mlflow.set_tags({"babelbench.flow": flow, "babelbench.run_id": run_id, "code_version": code_version(),
+                         "prefect.flow_run_id": prefect_flow_run_id or ""})
+        mlflow.log_params(_flat_params(params))
+        tracked = TrackedRun(wh, flow, params, run_id, active)
+        with wh.transaction() as cur:
+            cur.execute("UPDATE runs SET mlflow_run_id = ? WHERE run_id = ?", [active.info.run_id, run_id])
+        try:
+            yield tracked
+        except BaseException as exc:
+            with wh.transaction() as cur:
+                cur.execute("UPDATE runs SET finished_at = now(), status = 'failed', message = ? WHERE run_id = ?",
+                            [f"{type(exc).__name__}: {exc}", run_id])
+            raise

@@ -1,0 +1,118 @@
+"""Parquet shards under ``$BABELBENCH_HOME/lake`` — the bulk of the warehouse.
+
+Workers (Dask, threads) write shards with :class:`ShardWriter`; they never
+touch the DuckDB file. The flow process then registers the shards of a cell in
+one transaction, which switches the table's view to them. A killed worker
+leaves at most a ``.tmp`` file that no view reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tasks.dumps.records import DOCUMENT_SCHEMA, SITELINK_SCHEMA
+
+FINGERPRINT_FIELD = pa.field("fingerprint", pa.string())
+
+
+def _with_fingerprint(schema: pa.Schema) -> pa.Schema:
+    return schema.append(FINGERPRINT_FIELD)
+
+
+# Lake-backed tables: name -> schema of their rows (plus the producing fingerprint).
+LAKE_TABLES: Mapping[str, pa.Schema] = {
+    "documents_raw": _with_fingerprint(DOCUMENT_SCHEMA),
+    "sitelinks": _with_fingerprint(SITELINK_SCHEMA),
+}
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.=-]+")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One written Parquet file; ``path`` is relative to the lake root."""
+
+    path: str
+    rows: int
+
+
+def cell_dir(lake_root: Path, table: str, cell: str, fingerprint: str) -> Path:
+    """A fresh directory for one stage run's shards of one cell.
+
+    The random suffix keeps a forced recompute (same fingerprint) from writing
+    over the files the current view still reads.
+    """
+    safe_cell = _UNSAFE.sub("_", cell) or "_"
+    return lake_root / table / safe_cell / f"{fingerprint[:16]}-{uuid.uuid4().hex[:8]}"
+
+
+def write_parquet_atomic(table: pa.Table, path: Path) -> None:
+    """Write ``table`` to ``path`` through a temp file and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+class ShardWriter:
+    """Buffers row dicts and writes them as numbered Parquet shards.
+
+    Rows get the producing stage's fingerprint as an extra column, so every
+    row of a derived table says which stage run made it.
+    """
+
+    def __init__(
+        self, lake_root: Path, directory: Path, schema: pa.Schema, fingerprint: str,
+        *, prefix: str = "part", rows_per_shard: int = 100_000,
+    ) -> None:
+        self._lake_root = lake_root
+        self._directory = directory
+        self._prefix = prefix
+        self._schema = schema
+        self._fingerprint = fingerprint
+        self._rows_per_shard = rows_per_shard
+        self._buffer: list[dict] = []
+        self.shards: list[Shard] = []
+
+    def add(self, row: dict) -> None:
+        self._buffer.append(row)
+        if len(self._buffer) >= self._rows_per_shard:
+            self.flush()
+
+    def extend(self, rows: Iterable[dict]) -> None:
+        for row in rows:
+            self.add(row)
+
+    def flush(self) -> None:
+        if not self._buffer:
+            return
+        for row in self._buffer:
+            row["fingerprint"] = self._fingerprint
+        table = pa.Table.from_pylist(self._buffer, schema=self._schema)
+        path = self._directory / f"{self._prefix}-{len(self.shards):05d}.parquet"
+        write_parquet_atomic(table, path)
+        self.shards.append(Shard(str(path.relative_to(self._lake_root)), table.num_rows))
+        self._buffer = []
+
+    @property
+    def rows(self) -> int:
+        return sum(s.rows for s in self.shards) + len(self._buffer)
+
+
+def empty_shard(lake_root: Path, table: str) -> Path:
+    """A zero-row Parquet file with the table's schema, so its view exists before any data."""
+    schema = LAKE_TABLES[table]
+    digest = hashlib.sha256(schema.to_string().encode("utf-8")).hexdigest()[:12]
+    path = lake_root / "_empty" / f"{table}-{digest}.parquet"
+    if not path.exists():
+        write_parquet_atomic(schema.empty_table(), path)
+    return path

@@ -1,0 +1,92 @@
+"""The warehouse: migrations, atomic cell replacement, lake views, language rules."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from tasks.errors import ConfigError
+from tasks.warehouse import migrations
+from tasks.warehouse.db import Warehouse
+from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir
+
+
+def _doc(lang: str, page_id: int, title: str) -> dict:
+    return {"lang": lang, "page_id": page_id, "title": title, "text": f"text of {title}", "qid": None, "namespace": 0,
+            "is_redirect": False, "redirect_target": None, "is_disambiguation": False, "timestamp": None, "source": "t"}
+
+
+def _write_cell(wh: Warehouse, lang: str, fp: str, titles: list[str]) -> Path:
+    directory = cell_dir(wh.lake_root, "documents_raw", lang, fp)
+    writer = ShardWriter(wh.lake_root, directory, LAKE_TABLES["documents_raw"], fp, rows_per_shard=2)
+    writer.extend(_doc(lang, i + 1, t) for i, t in enumerate(titles))
+    writer.flush()
+    wh.replace_cell("documents_raw", lang, fp, writer.shards)
+    return directory
+
+
+def test_migrations_are_applied_once_and_recorded(tmp_path: Path) -> None:
+    expected = [m.version for m in migrations.available_migrations()]
+    assert expected == sorted(expected) and expected[0] == 1
+    with Warehouse(tmp_path) as wh:
+        assert [r[0] for r in wh.query("SELECT version FROM schema_migrations ORDER BY version")] == expected
+        first_id = wh.warehouse_id
+    with Warehouse(tmp_path) as wh:  # reopening applies nothing new and keeps the identity
+        assert wh.scalar("SELECT count(*) FROM schema_migrations") == len(expected)
+        assert wh.warehouse_id == first_id
+
+
+def test_an_edited_applied_migration_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    Warehouse(tmp_path).close()
+    original = migrations.available_migrations()
+    edited = [migrations.Migration(m.version, m.name, m.sql + "\n-- edited") for m in original]
+    monkeypatch.setattr(migrations, "available_migrations", lambda: edited)
+    with pytest.raises(ConfigError, match="001_core.sql changed after it was applied"):
+        Warehouse(tmp_path)
+
+
+def test_replace_cell_switches_only_that_cell_and_removes_old_shards(tmp_path: Path) -> None:
+    with Warehouse(tmp_path) as wh:
+        old_dir = _write_cell(wh, "en", "a" * 64, ["One", "Two", "Three"])
+        _write_cell(wh, "ja", "b" * 64, ["東京"])
+        assert wh.query("SELECT lang, count(*) FROM documents GROUP BY lang ORDER BY lang") == [("en", 3), ("ja", 1)]
+        assert len(list(old_dir.glob("*.parquet"))) == 2  # 3 rows at 2 rows per shard
+        _write_cell(wh, "en", "c" * 64, ["Four"])
+        assert wh.query("SELECT title, fingerprint FROM documents WHERE lang = 'en'") == [("Four", "c" * 64)]
+        assert wh.query("SELECT title FROM documents WHERE lang = 'ja'") == [("東京",)]
+        assert list(old_dir.glob("*.parquet")) == []
+
+
+def test_views_survive_reopening_and_no_temp_files_are_left(tmp_path: Path) -> None:
+    with Warehouse(tmp_path) as wh:
+        _write_cell(wh, "en", "d" * 64, ["Alpha", "Beta"])
+    with Warehouse(tmp_path, read_only=True) as wh:
+        assert wh.scalar("SELECT count(*) FROM documents") == 2
+    assert not list((tmp_path / "lake").rglob("*.tmp"))
+    shard = next((tmp_path / "lake" / "documents_raw").rglob("*.parquet"))
+    assert pq.read_schema(shard).names[-1] == "fingerprint"
+
+
+def test_a_failed_transaction_leaves_nothing(tmp_path: Path) -> None:
+    with Warehouse(tmp_path) as wh:
+        with pytest.raises(RuntimeError):
+            with wh.transaction() as cur:
+                cur.execute("INSERT INTO ingest_issues VALUES ('f', 's', 'en', 'x', '1', 'i', 'r')")
+                raise RuntimeError("crash mid-write")
+        assert wh.scalar("SELECT count(*) FROM ingest_issues") == 0
+
+
+def test_language_rules_table_mirrors_the_csv(tmp_path: Path) -> None:
+    csv_path = Path(__file__).resolve().parents[1] / "tasks" / "text" / "languages.csv"
+    rows = list(csv.DictReader(line for line in csv_path.read_text(encoding="utf-8").splitlines() if not line.startswith("#")))
+    with Warehouse(tmp_path) as wh:
+        got = dict(wh.query("SELECT lang, truncate_limit FROM language_rules"))
+    assert got == {r["lang"]: int(r["truncate_limit"]) for r in rows}
+
+
+def test_read_only_open_of_a_missing_warehouse_says_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="no warehouse at .*babelbench corpus ingest"):
+        Warehouse(tmp_path / "nowhere", read_only=True)
