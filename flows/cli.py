@@ -15,7 +15,8 @@ from typing import Annotated, Optional
 
 import typer
 
-os.environ.setdefault("DO_NOT_TRACK", "1")  # Prefect's telemetry cannot reach its host offline
+os.environ.setdefault("DO_NOT_TRACK", "1")  # Prefect telemetry cannot reach its host offline
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
@@ -131,3 +132,7 @@ def demo() -> None:
         _fail(exc)
     _print_table(report.rows)
     typer.echo(report.text)
+
+
+if __name__ == "__main__":
+    app()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -22,9 +23,9 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="session")
 def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """One temporary Prefect API (SQLite in a temp dir) for the whole session."""
+    """One temporary Prefect API (SQLite in a temp dir), started once for the tests that run flows."""
     from prefect.testing.utilities import prefect_test_harness
 
     os.environ["PREFECT_HOME"] = str(tmp_path_factory.mktemp("prefect-home"))

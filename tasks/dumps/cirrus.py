@@ -1,0 +1,198 @@
+"""Parse CirrusSearch content dumps into document rows.
+
+A CirrusSearch dump is what Wikipedia's own search indexes (and what
+CLIRMatrix used): plain text, the Wikidata item and the redirects of every
+content page, in Elasticsearch bulk format, one JSON object per line with an
+action line (carrying the page id) before each document. Lines are
+independent, so a broken line costs one page and is reported, while a cut
+archive keeps every page read before the cut.
+
+The numbered-line reader here is shared with the sitelink parsers, whose dumps
+are line-oriented too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import orjson
+from tqdm import tqdm
+
+from tasks.dumps.compression import iter_decompressed_blocks
+from tasks.errors import TruncatedInputError
+from tasks.text.languages import rule_for
+from tasks.text.wikitext import name_key
+
+logger = logging.getLogger(__name__)
+
+MAIN_NAMESPACE = 0
+IssueSink = Callable[[dict[str, Any]], None]
+
+
+class Line(NamedTuple):
+    """One line of a dump, without its newline; ``complete`` is False for a last line with no newline."""
+
+    number: int
+    data: bytes
+    complete: bool
+
+
+def iter_lines(path: Path) -> Iterator[Line]:
+    """Numbered lines of a dump file, whatever its compression.
+
+    A last line without a newline is still yielded (marked incomplete), because
+    only the format can say whether it is whole: an SQL dump's cut line still
+    holds complete rows. A cut archive then raises ``TruncatedInputError``
+    naming the line it stopped in and the decompressed byte offset.
+    """
+    number = 0
+    pending: list[bytes] = []
+    with tqdm(desc=path.name, unit="B", unit_scale=True, disable=None) as bar:
+        try:
+            for block in iter_decompressed_blocks(path):
+                bar.update(len(block))
+                pieces = block.split(b"\n")
+                if len(pieces) == 1:
+                    pending.append(block)
+                    continue
+                pending.append(pieces[0])
+                number += 1
+                yield Line(number, b"".join(pending), True)
+                for piece in pieces[1:-1]:
+                    number += 1
+                    yield Line(number, piece, True)
+                pending = [pieces[-1]]
+        except TruncatedInputError as exc:
+            cut: TruncatedInputError | None = exc
+        else:
+            cut = None
+    tail = b"".join(pending)
+    if tail:
+        yield Line(number + 1, tail, False)
+    if cut is not None:
+        raise TruncatedInputError(cut.source, f"line {number + 1}; {cut.position}", cut.reason) from cut
+
+
+def issue_reporter(source: str, on_issue: IssueSink | None) -> Callable[[str, str | None, str], None]:
+    """A function that files one issue row; without a sink the issue is logged so it is never lost."""
+
+    def report(position: str, item: str | None, reason: str) -> None:
+        issue = {"source": source, "position": position, "item": item, "reason": reason}
+        if on_issue is None:
+            logger.warning("skipped input in %(source)s at %(position)s (%(item)s): %(reason)s", issue)
+        else:
+            on_issue(issue)
+
+    return report
+
+
+class _BadDocument(ValueError):
+    """A decoded document that cannot become a row; the message is the issue's reason."""
+
+
+def _is_disambiguation(document: dict[str, Any], markers: frozenset[str]) -> bool:
+    """Categories come bare; templates carry a (possibly localised) namespace prefix, which is dropped."""
+    templates = (name.partition(":")[2] or name for name in document.get("template") or ())
+    return any(name_key(name) in markers for names in (document.get("category") or (), templates) for name in names)
+
+
+def _document_rows(document: dict[str, Any], page_id: Any, lang: str, file_name: str, markers: frozenset[str]) -> list[dict[str, Any]]:
+    """The article row of a main-namespace document, then one row per main-namespace redirect to it."""
+    title = document.get("title")
+    if not isinstance(title, str) or not title:
+        raise _BadDocument("document has no title")
+    try:
+        numeric_id = int(page_id)
+    except (TypeError, ValueError):
+        raise _BadDocument(f"action line has no numeric page id (_id = {page_id!r})") from None
+    article = {
+        "lang": lang,
+        "page_id": numeric_id,
+        "title": title,
+        "text": document.get("text") or "",
+        "qid": document.get("wikibase_item") or None,
+        "namespace": MAIN_NAMESPACE,
+        "is_redirect": False,
+        "redirect_target": None,
+        "is_disambiguation": _is_disambiguation(document, markers),
+        "timestamp": document.get("timestamp"),
+        "source": file_name,
+    }
+    redirects = [
+        article | {"page_id": None, "title": redirect["title"], "text": "", "qid": None, "is_redirect": True,
+                   "redirect_target": title, "is_disambiguation": False, "timestamp": None}
+        for redirect in document.get("redirect") or ()
+        if isinstance(redirect, dict) and redirect.get("namespace") == MAIN_NAMESPACE and redirect.get("title")
+    ]
+    return [article, *redirects]
+
+
+def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None = None) -> Iterator[dict[str, Any]]:
+    """Document rows (``DOCUMENT_COLUMNS``) of a CirrusSearch content dump, main namespace only.
+
+    Each article row is followed by one row per redirect that points to it:
+    the content dump has no redirect pages, only these lists. A line that
+    is not JSON, an action line without its document or a document without
+    its action line is reported through ``on_issue`` and skipped. A file that
+    ends inside a line (a cut download) yields every complete document, then
+    raises ``TruncatedInputError`` naming the line and the last title read.
+    """
+    source, file_name = str(path), path.name
+    report = issue_reporter(source, on_issue)
+    markers = frozenset(name_key(marker) for marker in rule_for(lang).disambiguation_markers)
+    action: tuple[int, Any] | None = None  # (line number, page id) of an action line awaiting its document
+    last_title: str | None = None
+    cut_line: int | None = None
+    skipped_namespaces: Counter[Any] = Counter()
+    try:
+        for number, data, complete in iter_lines(path):
+            if not data.strip():
+                continue
+            try:
+                record = orjson.loads(data)
+            except orjson.JSONDecodeError as exc:
+                if not complete:
+                    cut_line = number
+                    continue
+                report(f"line {number}", None if action is None else str(action[1]), f"malformed JSON ({exc})")
+                action = None
+                continue
+            if not isinstance(record, dict):
+                report(f"line {number}", None, f"expected a JSON object, found {type(record).__name__}")
+                continue
+            if "index" in record:
+                if action is not None:
+                    report(f"line {action[0]}", str(action[1]), "action line without its document")
+                meta = record["index"]
+                action = (number, meta.get("_id") if isinstance(meta, dict) else None)
+                continue
+            if action is None:
+                report(f"line {number}", record.get("title"), "document without its action line (no page id)")
+                continue
+            page_id, action = action[1], None
+            namespace = record.get("namespace")
+            if namespace != MAIN_NAMESPACE:
+                if namespace is None:
+                    report(f"line {number}", record.get("title"), "document has no namespace")
+                skipped_namespaces[namespace] += 1
+                continue
+            try:
+                rows = _document_rows(record, page_id, lang, file_name, markers)
+            except _BadDocument as exc:
+                report(f"line {number}", record.get("title") or str(page_id), str(exc))
+                continue
+            yield from rows
+            last_title = rows[0]["title"]
+    except TruncatedInputError as exc:
+        raise TruncatedInputError(exc.source, exc.position, exc.reason, last_title) from exc
+    finally:
+        if skipped_namespaces:
+            logger.debug("%s: skipped documents by namespace: %s", source, dict(skipped_namespaces))
+    if cut_line is not None:
+        raise TruncatedInputError(source, f"line {cut_line}", "the file ends inside a line", last_title)
+    if action is not None:
+        report(f"line {action[0]}", str(action[1]), "action line without its document at the end of the file")

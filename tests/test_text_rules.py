@@ -1,0 +1,95 @@
+"""Language rules, segmentation, sentence splitting and truncation on hand-picked text."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from tasks.text.languages import all_rules, rule_for
+from tasks.text.segment import tokenize
+from tasks.text.sentences import split_sentences
+from tasks.text.truncate import truncate
+
+REQUIRED = {"en", "de", "fr", "es", "it", "pt", "ru", "uk", "el", "bn", "hi", "ar", "he", "id", "ko", "ja", "zh", "th"}
+UNSPACED = {"zh", "ja", "th"}
+SEGMENTER_MODULES = {"jieba": "jieba", "fugashi": "fugashi", "pythainlp": "pythainlp"}
+
+
+def test_every_row_loads_with_the_rule_for_its_script() -> None:
+    rules = all_rules()
+    assert REQUIRED <= set(rules)
+    for lang, rule in rules.items():
+        assert rule.wiki == f"{lang}wiki"
+        assert rule.sentence_terminators and rule.analyzer and rule.disambiguation_markers
+        expected = ("chars", 600) if lang in UNSPACED else ("tokens", 200)
+        assert (rule.truncate_unit, rule.truncate_limit) == expected, lang
+        assert rule.needs_segmentation == (lang in UNSPACED), lang
+    assert (rule_for("zh").segmenter, rule_for("ja").segmenter, rule_for("th").segmenter) == ("jieba", "fugashi", "pythainlp")
+    assert "\u037e" in rule_for("el").sentence_terminators  # the Greek question mark
+
+
+@pytest.mark.parametrize("segmenter", sorted({rule.segmenter for rule in all_rules().values()} - {"whitespace"}))
+def test_every_segmenter_named_in_the_rules_is_importable(segmenter: str) -> None:
+    importlib.import_module(SEGMENTER_MODULES[segmenter])
+
+
+def test_chinese_words() -> None:
+    assert tokenize("我爱北京天安门。", "zh") == ["我", "爱", "北京", "天安门"]
+
+
+def test_japanese_words() -> None:
+    tokens = tokenize("東京都に住んでいます。", "ja")
+    # UniDic short units: the place name, the particle and the polite ending stand alone.
+    assert tokens[:3] == ["東京", "都", "に"]
+    assert tokens[-1] == "ます"
+    assert "".join(tokens) == "東京都に住んでいます"  # every character but the full stop is in a word
+
+
+def test_thai_words() -> None:
+    assert tokenize("ผมรักภาษาไทย", "th") == ["ผม", "รัก", "ภาษาไทย"]
+
+
+def test_space_separated_words_keep_marks_apostrophes_and_numbers() -> None:
+    assert tokenize("Don't split 3.14, but do split well-known words.", "en") == [
+        "Don't", "split", "3.14", "but", "do", "split", "well", "known", "words",
+    ]
+    assert tokenize("हिन्दी भाषा, सुंदर है।", "hi") == ["हिन्दी", "भाषा", "सुंदर", "है"]
+
+
+def test_sentences_english_with_abbreviations() -> None:
+    text = 'Dr. Smith met J. R. R. Tolkien in the U.S. in 1950. He asked, e.g. about maps! "Really?" Yes... it was.'
+    assert split_sentences(text, "en") == [
+        "Dr. Smith met J. R. R. Tolkien in the U.S. in 1950.",
+        "He asked, e.g. about maps!",
+        '"Really?"',
+        "Yes... it was.",
+    ]
+
+
+def test_sentences_chinese_and_japanese_split_without_spaces() -> None:
+    assert split_sentences("我爱北京。你呢？“好！”谢谢", "zh") == ["我爱北京。", "你呢？", "“好！”", "谢谢"]
+    assert split_sentences("今日は晴れです。明日は雨！？そうですか", "ja") == ["今日は晴れです。", "明日は雨！？", "そうですか"]
+
+
+def test_sentences_hindi_greek_and_thai() -> None:
+    assert split_sentences("यह पहला वाक्य है। क्या यह दूसरा है? हाँ।", "hi") == ["यह पहला वाक्य है।", "क्या यह दूसरा है?", "हाँ।"]
+    assert split_sentences("Τι κάνεις\u037e Καλά. Εσύ;", "el") == ["Τι κάνεις\u037e", "Καλά.", "Εσύ;"]
+    assert split_sentences("ผมรักภาษาไทย สวัสดีครับ", "th") == ["ผมรักภาษาไทย", "สวัสดีครับ"]
+
+
+def test_line_breaks_end_sentences() -> None:
+    assert split_sentences("History\nIt began. It ended.", "en") == ["History", "It began.", "It ended."]
+
+
+def test_japanese_truncates_at_600_characters() -> None:
+    text = "あ" * 550 + "、" + "い" * 149  # 700 characters
+    assert truncate(text, "ja") == "あ" * 550 + "、" + "い" * 49
+
+
+def test_english_truncates_after_the_200th_token_keeping_original_spacing() -> None:
+    # 250 words "w1." … "w250."; the 200th token is "w200", so the cut drops its full stop.
+    words = [f"w{i}." for i in range(1, 251)]
+    text = "  ".join(words)
+    assert truncate(text, "en") == "  ".join(words[:199]) + "  w200"
+    assert truncate("  ".join(words[:200]), "en") == "  ".join(words[:200])  # 200 tokens: nothing to cut
