@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
-from tqdm import tqdm
 
-from tasks.dumps.compression import iter_decompressed_blocks
+from tasks.dumps.lines import IssueSink, issue_reporter, iter_lines
 from tasks.errors import TruncatedInputError
 from tasks.text.languages import rule_for
 from tasks.text.wikitext import name_key
@@ -30,66 +29,6 @@ from tasks.text.wikitext import name_key
 logger = logging.getLogger(__name__)
 
 MAIN_NAMESPACE = 0
-IssueSink = Callable[[dict[str, Any]], None]
-
-
-class Line(NamedTuple):
-    """One line of a dump, without its newline; ``complete`` is False for a last line with no newline."""
-
-    number: int
-    data: bytes
-    complete: bool
-
-
-def iter_lines(path: Path) -> Iterator[Line]:
-    """Numbered lines of a dump file, whatever its compression.
-
-    A last line without a newline is still yielded (marked incomplete), because
-    only the format can say whether it is whole: an SQL dump's cut line still
-    holds complete rows. A cut archive then raises ``TruncatedInputError``
-    naming the line it stopped in and the decompressed byte offset.
-    """
-    number = 0
-    pending: list[bytes] = []
-    with tqdm(desc=path.name, unit="B", unit_scale=True, disable=None) as bar:
-        try:
-            for block in iter_decompressed_blocks(path):
-                bar.update(len(block))
-                pieces = block.split(b"\n")
-                if len(pieces) == 1:
-                    pending.append(block)
-                    continue
-                pending.append(pieces[0])
-                number += 1
-                yield Line(number, b"".join(pending), True)
-                for piece in pieces[1:-1]:
-                    number += 1
-                    yield Line(number, piece, True)
-                pending = [pieces[-1]]
-        except TruncatedInputError as exc:
-            cut: TruncatedInputError | None = exc
-        else:
-            cut = None
-    tail = b"".join(pending)
-    if tail:
-        yield Line(number + 1, tail, False)
-    if cut is not None:
-        raise TruncatedInputError(cut.source, f"line {number + 1}; {cut.position}", cut.reason) from cut
-
-
-def issue_reporter(source: str, on_issue: IssueSink | None) -> Callable[[str, str | None, str], None]:
-    """A function that files one issue row; without a sink the issue is logged so it is never lost."""
-
-    def report(position: str, item: str | None, reason: str) -> None:
-        issue = {"source": source, "position": position, "item": item, "reason": reason}
-        if on_issue is None:
-            logger.warning("skipped input in %(source)s at %(position)s (%(item)s): %(reason)s", issue)
-        else:
-            on_issue(issue)
-
-    return report
-
-
 class _BadDocument(ValueError):
     """A decoded document that cannot become a row; the message is the issue's reason."""
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from tasks.dumps.cirrus import IssueSink, issue_reporter, iter_lines
+from tasks.dumps.lines import IssueSink, issue_reporter, iter_lines
 from tasks.errors import InputFormatError, TruncatedInputError
 
 PAGE_PROPS_TABLE = b"page_props"
