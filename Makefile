@@ -24,7 +24,7 @@ test: venv  ## run the test suite
 	$(BIN)/pytest
 
 bench: venv  ## run every benchmark; each prints one JSON line
-	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in benchmarks/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 serve: venv  ## a Prefect server on loopback, to see flow runs and run deployments
 	$(BIN)/prefect server start --host 127.0.0.1

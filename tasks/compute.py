@@ -45,6 +45,7 @@ def _get_client() -> Any:
                 log.info("using the Dask cluster at %s", address)
                 _client = Client(address)
             else:
+                logging.getLogger("distributed").setLevel(logging.WARNING)
                 workers = max(1, min(4, os.cpu_count() or 1))
                 log.info("starting a local Dask cluster (%d workers, loopback)", workers)
                 _cluster = LocalCluster(

@@ -97,8 +97,10 @@ def collect_outcomes(futures: Mapping[str, Mapping[str, PrefectFuture[Any]]]) ->
             state = future.state
             if state.is_completed():
                 outcomes.append(StageOutcome(stage, cell, future.result()))
-            else:
+            elif state.is_failed() or state.is_crashed():
                 result = state.result(raise_on_failure=False)
                 error = f"{type(result).__name__}: {result}" if isinstance(result, BaseException) else (state.message or state.name)
                 outcomes.append(StageOutcome(stage, cell, None, error))
+            else:  # never started: Prefect does not run a task whose upstream failed
+                outcomes.append(StageOutcome(stage, cell, None, f"not run ({state.name}): an upstream stage of {cell} failed"))
     return outcomes

@@ -11,6 +11,8 @@ import pytest
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# Parse in-process by default (fast); the tests of the Dask path switch it on themselves.
+os.environ.setdefault("BABELBENCH_COMPUTE", "inline")
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -31,12 +33,6 @@ def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     os.environ["PREFECT_HOME"] = str(tmp_path_factory.mktemp("prefect-home"))
     with prefect_test_harness(server_startup_timeout=120):
         yield
-
-
-@pytest.fixture(autouse=True)
-def inline_compute(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Parse in-process by default (fast); tests of the Dask path switch it back on."""
-    monkeypatch.setenv("BABELBENCH_COMPUTE", "inline")
 
 
 @pytest.fixture

@@ -90,8 +90,8 @@ class UnitResult:
     issues: list[dict[str, Any]] = field(default_factory=list)
 
 
-def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int = CHUNK_BYTES) -> list[ParseUnit]:
-    """Split one language's documents input into parse units."""
+def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int | None = None) -> list[ParseUnit]:
+    """Split one language's documents input into parse units (multistream: ~``CHUNK_BYTES`` each)."""
     if "cirrus" in files:
         return [ParseUnit("cirrus", str(files["cirrus"]), lang, 0)]
     xml = files.get("xml")
@@ -102,7 +102,7 @@ def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int = CHUNK_BYTES
         return [ParseUnit("xml", str(xml), lang, 0)]
     offsets = read_index_offsets(index)
     siteinfo = read_siteinfo(xml, offsets[0])
-    chunks = plan_chunks(offsets, xml.stat().st_size, chunk_bytes)
+    chunks = plan_chunks(offsets, xml.stat().st_size, chunk_bytes or CHUNK_BYTES)
     return [ParseUnit("xml_chunk", str(xml), lang, i, start, end, siteinfo) for i, (start, end) in enumerate(chunks)]
 
 

@@ -1,0 +1,114 @@
+"""prefect.yaml against a real `prefect server` on loopback: register, inspect, run through a worker."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tasks.warehouse.db import Warehouse
+from tests.conftest import shared_data
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A real Prefect server process on a free loopback port, with its own SQLite database."""
+    port = _free_port()
+    prefect_home = tmp_path_factory.mktemp("prefect-server")
+    env = os.environ | {
+        "PREFECT_HOME": str(prefect_home), "DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_API_URL": f"http://127.0.0.1:{port}/api", "PREFECT_UI_ENABLED": "false",
+    }
+    log = (prefect_home / "server.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None:
+                pytest.fail(f"prefect server exited: {(prefect_home / 'server.log').read_text()[-2000:]}")
+            time.sleep(1)
+        else:
+            pytest.fail("prefect server did not become healthy within 120 s")
+        yield env
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def registered(server: dict[str, str]) -> dict[str, str]:
+    result = subprocess.run([sys.executable, "-m", "deployments.register"], cwd=REPO, env=server,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return server
+
+
+def _read_deployment(env: dict[str, str]) -> object:
+    async def read() -> object:
+        from prefect.client.orchestration import get_client
+        from prefect.settings import PREFECT_API_URL, temporary_settings
+
+        with temporary_settings({PREFECT_API_URL: env["PREFECT_API_URL"]}):
+            async with get_client() as client:
+                return await client.read_deployment_by_name("corpus/corpus-monthly")
+
+    return asyncio.run(read())
+
+
+def test_corpus_deployment_is_registered_with_typed_parameters_and_an_inactive_monthly_schedule(registered: dict[str, str]) -> None:
+    deployment = _read_deployment(registered)
+    assert deployment.entrypoint == "flows/corpus.py:corpus_flow"
+    assert deployment.work_pool_name == "babelbench"
+    schema = deployment.parameter_openapi_schema
+    params_ref = schema["properties"]["params"]
+    corpus_params = schema["definitions"]["CorpusParams"] if "$ref" in str(params_ref) else params_ref
+    assert {"langs", "source", "date", "kind", "max_docs", "sitelinks", "force"} <= set(corpus_params["properties"])
+    assert "langs" in corpus_params["required"]
+    assert deployment.parameters["params"]["langs"] == ["en", "de", "fr", "ja", "zh"]
+    [schedule] = deployment.schedules
+    assert schedule.active is False
+    assert schedule.schedule.cron == "0 4 3 * *"
+
+
+def test_a_deployment_run_through_a_worker_fills_the_warehouse(registered: dict[str, str], tmp_path: Path) -> None:
+    sample = shared_data("wikipedia-xml", "ukwiki-truncated-100k.xml.xz")
+    home = tmp_path / "deployed-home"
+    env = registered | {"BABELBENCH_REPO": str(REPO), "BABELBENCH_COMPUTE": "inline"}
+    params = ('{"params": {"langs": ["uk"], "source": "%s", "kind": "xml", "max_docs": 25, "home": "%s", "progress": false}}'
+              % (sample, home))
+    created = subprocess.run([sys.executable, "-m", "prefect", "deployment", "run", "corpus/corpus-monthly",
+                              "--params", params], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert created.returncode == 0, created.stdout + created.stderr
+    worker = subprocess.run([sys.executable, "-m", "prefect", "worker", "start", "--pool", "babelbench", "--run-once"],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert worker.returncode == 0, worker.stdout[-3000:] + worker.stderr[-3000:]
+    with Warehouse(home) as wh:
+        assert wh.scalar("SELECT count(*) FROM documents WHERE lang = 'uk'") == 25
+        assert wh.query("SELECT flow, status FROM runs") == [("corpus", "completed")]
