@@ -24,6 +24,8 @@ from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
 app = typer.Typer(help="Cross-lingual retrieval and RAG benchmarks from Wikipedia dumps.", no_args_is_help=True)
 corpus_app = typer.Typer(help="Download and ingest Wikipedia dumps.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
+clir_app = typer.Typer(help="CLIRMatrix-style cross-lingual retrieval collections.", no_args_is_help=True)
+app.add_typer(clir_app, name="clir")
 
 
 @app.callback()
@@ -88,6 +90,77 @@ def corpus_ingest(
     _print_table(rows)
     if any(r["status"] == "failed" for r in rows):
         raise typer.Exit(1)
+
+
+@clir_app.command("build")
+def clir_build(
+    name: Annotated[str, typer.Option(help="Collection name.")],
+    langs: Annotated[str, typer.Option(help="Languages, comma-separated (at least two).")],
+    multi: Annotated[bool, typer.Option("--multi", help="Also build the MULTI collection.")] = False,
+    top_k: Annotated[int, typer.Option(help="Hits per title query, and padding size.")] = 100,
+    backend: Annotated[str, typer.Option(help="tantivy | elasticsearch.")] = "tantivy",
+    min_documents: Annotated[int, typer.Option(help="Skip languages with fewer articles.")] = 10_000,
+    force: Annotated[Optional[list[str]], typer.Option(help="Recompute STAGE and what depends on it (repeatable).")] = None,
+) -> None:
+    """Index, mine and label title queries, project labels into BI (and MULTI) qrels."""
+    from flows.clir import ClirBuildParams, clir_build_flow
+    from tasks.pairing.config import ClirConfig
+
+    try:
+        params = ClirBuildParams(name=name, langs=_split(langs), multi=multi, backend=backend,
+                                 clir=ClirConfig(top_k=top_k, min_documents=min_documents),
+                                 home=os.environ[HOME_ENV], force=force or [])
+        rows = clir_build_flow(params)
+    except (BabelbenchError, ValueError) as exc:
+        _fail(exc)
+    _print_table(rows)
+    if any(r["status"] == "failed" for r in rows):
+        raise typer.Exit(1)
+
+
+@clir_app.command("eval")
+def clir_eval(
+    name: Annotated[str, typer.Option(help="Collection name.")],
+    ranker: Annotated[str, typer.Option(help="bm25 | dense | dense:MODEL.")] = "bm25",
+    rerank: Annotated[Optional[str], typer.Option(help="Cross-encoder model for re-scoring the top K.")] = None,
+    split: Annotated[str, typer.Option(help="train | dev | test1 | test2 | full | all.")] = "test1",
+    k: Annotated[int, typer.Option(help="Documents ranked per query.")] = 100,
+    backend: Annotated[str, typer.Option(help="Index backend for bm25.")] = "tantivy",
+) -> None:
+    """Rank, score (NDCG@1/5/10, NDCG@10 without the own article, MRR, recall) with bootstrap intervals."""
+    from flows.clir import clir_eval_flow
+    from tasks.metrics.stages import ClirEvalParams
+
+    try:
+        metrics = clir_eval_flow(ClirEvalParams(name=name, ranker=ranker, rerank=rerank, split=split, k=k,
+                                                backend=backend, home=os.environ[HOME_ENV]))
+    except (BabelbenchError, ValueError) as exc:
+        _fail(exc)
+    for row in metrics:
+        if row["metric"] == "ndcg@10":
+            typer.echo(f"{row['src_lang']:>4} > {row['tgt_lang']:<4} ndcg@10 {row['value']:.4f}"
+                       f"  [{row['ci_low']:.4f}, {row['ci_high']:.4f}]  n={row['n_queries']}")
+
+
+@clir_app.command("export")
+def clir_export(
+    name: Annotated[str, typer.Option(help="Collection name.")],
+    out: Annotated[Path, typer.Option(help="Output directory.")],
+) -> None:
+    """Write the collection as CLIRMatrix JSON Lines (per direction and split) and doc TSVs."""
+    from tasks.pairing.export import validate_export
+    from tasks.pairing.publish import export_collection
+    from tasks.warehouse.db import Warehouse
+
+    try:
+        with Warehouse(resolve_home(), read_only=True) as wh:
+            written = export_collection(wh, name, out)
+    except BabelbenchError as exc:
+        _fail(exc)
+    problems = validate_export(out / name)
+    typer.echo(f"wrote {len(written)} files under {out / name}")
+    if problems:
+        _fail(BabelbenchError("export does not validate: " + "; ".join(problems[:5])))
 
 
 @app.command("sql")

@@ -38,6 +38,24 @@ class StageConfig(BaseModel):
         return self.model_dump(mode="json")
 
 
+class ReadFields(StageConfig):
+    """The fields of a larger typed config that one stage reads.
+
+    A recipe has one typed config (one form in the Prefect UI); each stage's
+    fingerprint covers only the fields that stage reads, so changing, say, the
+    split sizes recomputes the qrels but not the retrieval.
+    """
+
+    values: dict[str, Any]
+
+    @classmethod
+    def of(cls, config: BaseModel, *names: str, **extra: Any) -> ReadFields:
+        return cls(values=config.model_dump(mode="json", include=set(names)) | extra)
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
 @dataclass(frozen=True)
 class Stage:
     """A stage's identity. Bump ``version`` when its output would change for the same inputs."""
@@ -104,6 +122,15 @@ def current_fingerprint(wh: Warehouse, stage: str, cell: str) -> tuple[str, int,
         [stage, cell],
     )
     return rows[0] if rows else None
+
+
+def current_ref(wh: Warehouse, stage: str, cell: str) -> StageRef | None:
+    """The reference of a cell's current output, for a flow that consumes another flow's stage."""
+    current = current_fingerprint(wh, stage, cell)
+    if current is None:
+        return None
+    fp, rows, issues, message = current
+    return StageRef(stage=stage, cell=cell, fingerprint=fp, status="cached", rows=rows, issues=issues, message=message)
 
 
 def run_stage(

@@ -8,6 +8,7 @@ it with no server to run during the flow.
 from __future__ import annotations
 
 import json
+import re
 import logging
 import os
 import uuid
@@ -24,6 +25,11 @@ from tasks.version import code_version
 from tasks.warehouse.db import Warehouse
 
 log = logging.getLogger(__name__)
+
+
+def mlflow_name(name: str) -> str:
+    """A metric name MLflow accepts: ``ndcg@10`` → ``ndcg_at_10``, ``en>de`` → ``en-de``."""
+    return re.sub(r"[^A-Za-z0-9_.\- /:]", "-", name.replace("@", "_at_"))
 
 
 def tracking_uri(home: Path) -> str:
@@ -75,8 +81,8 @@ class TrackedRun:
         metrics: dict[str, float] = {f"cells_{k}": float(v) for k, v in counts.items()}
         for o in outcomes:
             if o.ref:
-                metrics[f"rows.{o.stage}.{o.cell}"] = float(o.ref.rows)
-                metrics[f"issues.{o.stage}.{o.cell}"] = float(o.ref.issues)
+                metrics[mlflow_name(f"rows.{o.stage}.{o.cell}")] = float(o.ref.rows)
+                metrics[mlflow_name(f"issues.{o.stage}.{o.cell}")] = float(o.ref.issues)
         for stage, seconds in self.wh.query(
                 "SELECT stage, sum(seconds) FROM artifacts WHERE run_id = ? GROUP BY stage", [self.run_id]):
             metrics[f"seconds.{stage}"] = float(seconds)

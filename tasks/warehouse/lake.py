@@ -28,10 +28,26 @@ def _with_fingerprint(schema: pa.Schema) -> pa.Schema:
     return schema.append(FINGERPRINT_FIELD)
 
 
+RETRIEVAL_HIT_SCHEMA = pa.schema([
+    ("lang", pa.string()), ("query_page_id", pa.int64()), ("rank", pa.int32()), ("doc_page_id", pa.int64()),
+    ("score", pa.float64()), ("norm_score", pa.float64()), ("label", pa.int8()),
+])
+CLIR_QREL_SCHEMA = pa.schema([
+    ("collection", pa.string()), ("src_lang", pa.string()), ("tgt_lang", pa.string()), ("split", pa.string()),
+    ("query_id", pa.int64()), ("doc_id", pa.int64()), ("label", pa.int8()), ("is_pad", pa.bool_()),
+])
+RANKING_SCHEMA = pa.schema([
+    ("eval_id", pa.string()), ("src_lang", pa.string()), ("tgt_lang", pa.string()), ("query_id", pa.int64()),
+    ("doc_id", pa.int64()), ("rank", pa.int32()), ("score", pa.float64()),
+])
+
 # Lake-backed tables: name -> schema of their rows (plus the producing fingerprint).
 LAKE_TABLES: Mapping[str, pa.Schema] = {
     "documents_raw": _with_fingerprint(DOCUMENT_SCHEMA),
     "sitelinks": _with_fingerprint(SITELINK_SCHEMA),
+    "retrieval_hits": _with_fingerprint(RETRIEVAL_HIT_SCHEMA),
+    "clir_qrels": _with_fingerprint(CLIR_QREL_SCHEMA),
+    "rankings": _with_fingerprint(RANKING_SCHEMA),
 }
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.=-]+")
@@ -82,6 +98,14 @@ class ShardWriter:
         self._rows_per_shard = rows_per_shard
         self._buffer: list[dict] = []
         self.shards: list[Shard] = []
+
+    def add_table(self, table: pa.Table) -> None:
+        """Write an already columnar batch as one shard (hot paths build columns, not row dicts)."""
+        self.flush()
+        table = table.append_column(FINGERPRINT_FIELD, pa.array([self._fingerprint] * table.num_rows, pa.string()))
+        path = self._directory / f"{self._prefix}-{len(self.shards):05d}.parquet"
+        write_parquet_atomic(table.cast(self._schema), path)
+        self.shards.append(Shard(str(path.relative_to(self._lake_root)), table.num_rows))
 
     def add(self, row: dict) -> None:
         self._buffer.append(row)

@@ -1,0 +1,248 @@
+"""The Elasticsearch backend: one index per language on a cluster, same contract as the embedded one.
+
+This is how CLIRMatrix itself was mined. Each build creates a fresh index
+(name ``<prefix>-<lang>-<random>``) with BM25 at the config's k1/b on title and
+body and the language's analysis, bulk-loads it, refreshes it once, and only
+then atomically rewrites the small JSON file at ``path`` that names it; the
+index it named before is deleted afterwards. A failed build deletes its own
+half-built index and leaves the old one in service.
+
+Queries go in ``msearch`` batches of ``multi_match`` queries of type
+``most_fields`` over ``title^boost`` and ``body``: every word's score in every
+field adds up, which is exactly what the embedded backend's boolean query
+computes (``best_fields`` would keep only the better field). Hits are sorted by
+score, then by doc_id, on the server, so ties come out in the same order as
+the embedded backend's. ``dfs_query_then_fetch`` makes the BM25 statistics
+index-wide when an index has more than one shard (a single shard, the
+default, needs no extra round trip).
+
+Transient failures (HTTP 429/502/503/504, timeouts) are retried by the client
+with exponential backoff; bulk items rejected with 429 and msearch items that
+failed transiently are retried too. Anything else fails at once with the
+index name and the cluster's reason.
+
+Differences from the embedded backend that remain: Elasticsearch's language
+analyzers remove stop words and use their own stemmers (``english`` is
+Porter, ``german`` is light German with umlaut folding), and Lucene's BM25 has
+no ``(k1 + 1)`` factor, so scores are on another scale (rankings within one
+backend are what the CLIR labels use).
+
+The client library must match the cluster's major version (client 9.x talks
+to Elasticsearch 9).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from elasticsearch import ApiError, Elasticsearch, TransportError, helpers
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+from tqdm import tqdm
+
+from tasks.errors import ConfigError
+from tasks.index.analysis import ES_PRESEGMENTED_ANALYZER, AnalysisPlan, plan_for, prepare_document, prepare_query
+from tasks.index.base import (
+    DocumentRow, Hit, IndexConfig, IndexInfo, SearchBackendError, TransientSearchError, check_k, checked_row,
+    read_info, resolve_info, write_text_atomic,
+)
+from tasks.retry import TRANSIENT_HTTP_STATUS
+
+logger = logging.getLogger(__name__)
+
+URL_ENV = "BABELBENCH_ES_URL"
+API_KEY_ENV = "BABELBENCH_ES_API_KEY"
+SIMILARITY = "babelbench_bm25"
+# index.max_result_window's default: deeper pages need the scroll or search_after APIs.
+MAX_RESULT_WINDOW = 10_000
+
+
+def public_url(url: str) -> str:
+    """``url`` without user name and password, safe to record in a manifest or a log."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def index_settings(plan: AnalysisPlan, config: IndexConfig, shards: int, replicas: int) -> dict[str, Any]:
+    """Settings of a new index: BM25 at the config's k1/b and the analyzer for pre-segmented text.
+
+    Refreshing is off while bulk loading; the build refreshes once at the end.
+    """
+    return {
+        "number_of_shards": shards,
+        "number_of_replicas": replicas,
+        "refresh_interval": "-1",
+        "similarity": {SIMILARITY: {"type": "BM25", "k1": config.k1, "b": config.b}},
+        "analysis": {
+            "analyzer": {ES_PRESEGMENTED_ANALYZER: {"type": "custom", "tokenizer": "whitespace", "filter": ["lowercase"]}},
+        },
+    }
+
+
+def index_mappings(plan: AnalysisPlan) -> dict[str, Any]:
+    """Mappings of a new index: the doc id for the tie-break sort, title and body with term frequencies only."""
+    text = {"type": "text", "analyzer": plan.es_analyzer, "similarity": SIMILARITY, "index_options": "freqs"}
+    return {"dynamic": "strict", "properties": {"doc_id": {"type": "long"}, "title": text, "body": text}}
+
+
+def search_body(query: str, k: int, title_boost: float) -> dict[str, Any]:
+    """One ``msearch`` body: the words of ``query`` over boosted title and body, ties by doc_id."""
+    return {
+        "query": {
+            "multi_match": {"query": query, "fields": [f"title^{title_boost}", "body"], "type": "most_fields", "operator": "or"},
+        },
+        "size": k,
+        "sort": [{"_score": "desc"}, {"doc_id": "asc"}],
+        "track_total_hits": False,
+        "_source": False,
+    }
+
+
+class ElasticIndex:
+    """The Elasticsearch backend; ``url``/``api_key`` default to ``$BABELBENCH_ES_URL``/``$BABELBENCH_ES_API_KEY``."""
+
+    name = "elasticsearch"
+
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        index_prefix: str = "babelbench",
+        shards: int = 1,
+        replicas: int = 0,
+        bulk_chunk: int = 2_000,
+        msearch_batch: int = 200,
+        max_retries: int = 5,
+        request_timeout: float = 120.0,
+    ) -> None:
+        url = url or os.environ.get(URL_ENV)
+        if not url:
+            raise ConfigError(f"the elasticsearch index backend needs a cluster URL: pass url= or set ${URL_ENV}")
+        self.url = public_url(url)
+        self.index_prefix = index_prefix.lower()
+        self.shards = shards
+        self.replicas = replicas
+        self.bulk_chunk = bulk_chunk
+        self.msearch_batch = msearch_batch
+        self.max_retries = max_retries
+        self.client = Elasticsearch(
+            url,
+            api_key=api_key or os.environ.get(API_KEY_ENV) or None,
+            request_timeout=request_timeout,
+            max_retries=max_retries,
+            retry_on_status=(429, 502, 503, 504),
+            retry_on_timeout=True,
+            retry_backoff_base=0.5,
+            retry_backoff_cap=30.0,
+        )
+
+    def build(self, lang: str, docs: Iterable[DocumentRow], path: Path, config: IndexConfig) -> IndexInfo:
+        plan = plan_for(lang, config.stem)
+        path = Path(path)
+        previous = read_info(path).index_name if path.exists() else None
+        name = f"{self.index_prefix}-{lang.lower()}-{uuid.uuid4().hex[:12]}"
+        self.client.indices.create(
+            index=name, settings=index_settings(plan, config, self.shards, self.replicas), mappings=index_mappings(plan)
+        )
+        try:
+            count = self._load(name, plan, docs, config, source=f"documents for the {lang} index {name}")
+            self.client.indices.refresh(index=name)
+            info = IndexInfo(
+                backend=self.name, lang=lang, path=path, doc_count=count, config=config,
+                bm25_k1=config.k1, bm25_b=config.b, index_name=name, url=self.url,
+            )
+            write_text_atomic(path, info.model_dump_json(indent=2))
+        except BaseException:
+            self._delete_index(name)
+            raise
+        if previous and previous != name:
+            self._delete_index(previous)
+        logger.info("indexed %d %s documents into %s at %s", count, lang, name, self.url)
+        return info
+
+    def _load(self, name: str, plan: AnalysisPlan, docs: Iterable[DocumentRow], config: IndexConfig, source: str) -> int:
+        count = 0
+
+        def actions() -> Iterator[dict[str, Any]]:
+            nonlocal count
+            for position, row in enumerate(tqdm(docs, desc=f"index {plan.lang}", unit="doc", disable=None)):
+                doc_id, title, text = checked_row(row, position, source)
+                title, body = prepare_document(title, text, plan, config.truncate)
+                count += 1
+                yield {"_index": name, "_id": str(doc_id), "_source": {"doc_id": doc_id, "title": title, "body": body}}
+
+        try:
+            for _failure in helpers.streaming_bulk(
+                self.client, actions(), chunk_size=self.bulk_chunk, max_retries=self.max_retries,
+                initial_backoff=1, max_backoff=60, yield_ok=False,
+            ):
+                pass  # raise_on_error (the default) turns the first failed chunk into BulkIndexError
+        except helpers.BulkIndexError as exc:
+            first = exc.errors[0] if exc.errors else {}
+            raise SearchBackendError(f"index {name} at {self.url}: {len(exc.errors)} documents rejected, first: {first}") from exc
+        return count
+
+    def search(
+        self, index: IndexInfo | Path, lang: str, queries: Sequence[str], k: int, config: IndexConfig
+    ) -> list[list[Hit]]:
+        info = resolve_info(index, self.name, lang, config)
+        check_k(k)
+        if k > MAX_RESULT_WINDOW:
+            raise ConfigError(f"k={k} exceeds Elasticsearch's result window ({MAX_RESULT_WINDOW})")
+        if info.url != self.url:
+            logger.warning("index %s was built on %s; searching it on %s", info.index_name, info.url, self.url)
+        plan = plan_for(lang, config.stem)
+        prepared = [prepare_query(query, plan) for query in queries]
+        results: list[list[Hit]] = []
+        for start in tqdm(range(0, len(prepared), self.msearch_batch), desc=f"search {lang}", unit="batch", disable=None):
+            batch = prepared[start : start + self.msearch_batch]
+            results.extend(self._msearch(str(info.index_name), batch, k, config.title_boost, start))
+        return results
+
+    def _msearch(self, name: str, queries: list[str], k: int, title_boost: float, offset: int) -> list[list[Hit]]:
+        """One batch, retried as a whole while some of its items failed transiently (searches are reads)."""
+        searches: list[dict[str, Any]] = []
+        for query in queries:
+            searches += [{}, search_body(query, k, title_boost)]
+
+        def attempt() -> list[list[Hit]]:
+            response = self.client.msearch(index=name, searches=searches, search_type="dfs_query_then_fetch")
+            items = zip(response["responses"], queries, strict=True)
+            return [self._hits(item, name, offset + i, query) for i, (item, query) in enumerate(items)]
+
+        retrying = Retrying(
+            retry=retry_if_exception_type(TransientSearchError),
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=wait_random_exponential(multiplier=0.5, max=30),
+            reraise=True,
+        )
+        return retrying(attempt)
+
+    def _hits(self, item: dict[str, Any], name: str, position: int, query: str) -> list[Hit]:
+        if "error" in item:
+            status = int(item.get("status", 500))
+            reason = item["error"].get("reason", item["error"]) if isinstance(item["error"], dict) else item["error"]
+            message = f"index {name} at {self.url}: query {position} ({query!r:.100}) failed with HTTP {status}: {reason}"
+            raise (TransientSearchError if status in TRANSIENT_HTTP_STATUS else SearchBackendError)(message)
+        return [(int(hit["sort"][1]), float(hit["sort"][0])) for hit in item["hits"]["hits"]]
+
+    def drop(self, index: IndexInfo | Path) -> None:
+        path = index.path if isinstance(index, IndexInfo) else Path(index)
+        info = read_info(path)
+        self._delete_index(str(info.index_name))
+        path.unlink()
+
+    def _delete_index(self, name: str) -> None:
+        """Best effort: a leftover index wastes space but breaks nothing, and must not hide the build's own error."""
+        try:
+            self.client.options(ignore_status=404).indices.delete(index=name)
+        except (ApiError, TransportError) as exc:
+            logger.warning("could not delete index %s at %s: %s", name, self.url, exc)

@@ -1,0 +1,67 @@
+"""Show an evaluation: MLflow metrics, a directions heatmap, per-query scores, a Prefect table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prefect.artifacts import create_table_artifact
+
+from tasks.metrics.clir_eval import ALL, EvalResult
+from tasks.tracking import mlflow_name
+
+HEATMAP_METRIC = "ndcg@10"
+
+
+def log_to_mlflow(result: EvalResult, langs: Sequence[str]) -> None:
+    """Per-direction and mean metrics with their intervals, the heatmap and the per-query table."""
+    import mlflow
+    import pandas as pd
+
+    metrics = {}
+    for row in result.metrics:
+        direction = "mean" if row["src_lang"] == ALL else f"{row['src_lang']}-{row['tgt_lang']}"
+        base = f"{mlflow_name(row['metric'])}.{direction}"
+        metrics[base] = row["value"]
+        metrics[f"{base}.ci_low"] = row["ci_low"]
+        metrics[f"{base}.ci_high"] = row["ci_high"]
+    mlflow.log_metrics(metrics)
+    mlflow.log_figure(heatmap(result, langs), "ndcg10_heatmap.png")
+    mlflow.log_table(pd.DataFrame(result.per_query), "per_query.json")
+
+
+def heatmap(result: EvalResult, langs: Sequence[str]):  # noqa: ANN201 (a matplotlib Figure)
+    """Query language × document language NDCG@10, the CLIRMatrix way of reading a collection."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    index = {lang: i for i, lang in enumerate(langs)}
+    grid = np.full((len(langs), len(langs)), np.nan)
+    for row in result.metrics:
+        if row["metric"] == HEATMAP_METRIC and row["src_lang"] in index and row["tgt_lang"] in index:
+            grid[index[row["src_lang"]], index[row["tgt_lang"]]] = row["value"]
+    fig, ax = plt.subplots(figsize=(1.2 * len(langs) + 2, 1.0 * len(langs) + 1.5))
+    image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis")
+    ax.set_xticks(range(len(langs)), langs)
+    ax.set_yticks(range(len(langs)), langs)
+    ax.set_xlabel("document language")
+    ax.set_ylabel("query language")
+    for (i, j), value in np.ndenumerate(grid):
+        if not np.isnan(value):
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white" if value < 0.6 else "black")
+    fig.colorbar(image, ax=ax, label=HEATMAP_METRIC)
+    ax.set_title(f"{HEATMAP_METRIC} by direction")
+    fig.tight_layout()
+    return fig
+
+
+def publish_table(result: EvalResult, collection: str, ranker: str) -> None:
+    """A Prefect table artifact: one row per direction, NDCG@10 with its interval."""
+    rows = [
+        {"direction": "mean" if r["src_lang"] == ALL else f"{r['src_lang']}>{r['tgt_lang']}",
+         "ndcg@10": round(r["value"], 4), "ci95": f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]", "n": r["n_queries"]}
+        for r in result.metrics if r["metric"] == HEATMAP_METRIC
+    ]
+    create_table_artifact(table=rows, key="babelbench-clir-eval", description=f"{ranker} on {collection}")

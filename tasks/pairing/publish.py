@@ -1,0 +1,44 @@
+"""Export a collection from the warehouse in the published CLIRMatrix formats."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from tasks.errors import ConfigError
+from tasks.pairing.export import QueryRecord, docs_path, qrels_path, write_docs_tsv, write_qrels_jsonl
+from tasks.pairing.mining import articles_sql
+from tasks.pairing.qrels import UNSPLIT
+from tasks.warehouse.db import Warehouse
+
+
+def export_collection(wh: Warehouse, collection: str, out: Path) -> dict[str, int]:
+    """One JSON Lines file per direction and split, one ``doc_id<TAB>text`` file per document language.
+
+    Splits are the base ones (train, dev, test1, test2) plus ``full`` with every query.
+
+    Padding rows are exported like any label-0 candidate (the published format
+    has no pad flag; the warehouse keeps it). Returns files written → rows.
+    """
+    rows = wh.query(
+        "SELECT q.src_lang, q.tgt_lang, q.split, q.query_id, d.title, q.doc_id, q.label FROM clir_qrels q"
+        " JOIN documents d ON d.lang = q.src_lang AND d.page_id = q.query_id"
+        " WHERE q.collection = ? ORDER BY q.src_lang, q.tgt_lang, q.split, q.query_id, q.label DESC, q.doc_id",
+        [collection])
+    if not rows:
+        raise ConfigError(f"collection {collection!r} has no qrels to export")
+    grouped: dict[tuple[str, str, str], dict[tuple[int, str], list[tuple[str, int]]]] = defaultdict(lambda: defaultdict(list))
+    for src, tgt, split, query_id, title, doc_id, label in rows:
+        for name in {split, UNSPLIT}:  # the full collection holds every query, the base splits their share
+            grouped[(src, tgt, name)][(query_id, title)].append((str(doc_id), label))
+    written: dict[str, int] = {}
+    for (src, tgt, split), queries in grouped.items():
+        path = qrels_path(out, collection, src, tgt, split)
+        written[str(path)] = write_qrels_jsonl(path, (
+            QueryRecord(src_id=str(query_id), src_query=title, tgt_results=tuple(results))
+            for (query_id, title), results in queries.items()))
+    for (lang,) in wh.query("SELECT DISTINCT tgt_lang FROM clir_qrels WHERE collection = ? ORDER BY 1", [collection]):
+        path = docs_path(out, collection, lang)
+        written[str(path)] = write_docs_tsv(path, (
+            (str(page_id), f"{title} {text or ''}") for page_id, title, text in wh.query(articles_sql("page_id, title, text"), [lang])))
+    return written

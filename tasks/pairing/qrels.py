@@ -1,0 +1,109 @@
+"""Assemble CLIR collections from labelled monolingual hits: BI per direction, MULTI per query language.
+
+BI X→Y: each X title query's labelled X hits are projected through their QIDs
+onto Y articles. MULTI: for a topic present in every chosen language, a query
+in X gets, for every other language Y, Y's own monolingual judgements for Y's
+title of that topic. Queries are kept when they have at least one relevant
+(label > 0) target document; splits are QID-disjoint and padding is flagged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+import pyarrow as pa
+
+from tasks.pairing.config import ClirConfig
+from tasks.pairing.mining import articles_sql
+from tasks.pairing.padding import pad
+from tasks.pairing.projection import multi_candidates, multi_topics, project
+from tasks.pairing.splits import assign_splits
+from tasks.stage import StageOutput
+from tasks.warehouse.db import Warehouse
+from tasks.warehouse.lake import CLIR_QREL_SCHEMA, LAKE_TABLES, ShardWriter, cell_dir
+
+UNSPLIT = "full"  # a query beyond the split caps, or in no split: part of the full collection only
+
+
+def _labelled_hits(wh: Warehouse, lang: str) -> dict[int, list[tuple[int, int]]]:
+    """query page id → [(doc page id, label)] of one language's mining run."""
+    hits: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for query_id, doc_id, label in wh.query(
+            "SELECT query_page_id, doc_page_id, label FROM retrieval_hits WHERE lang = ?"
+            " ORDER BY query_page_id, coalesce(rank, 2147483647)", [lang]):
+        hits[query_id].append((doc_id, label))
+    return hits
+
+
+def _qids(wh: Warehouse, lang: str) -> dict[int, str]:
+    return {page_id: qid for page_id, qid in wh.query(articles_sql("page_id, qid"), [lang]) if qid}
+
+
+def _split_of(per_query_qid: dict[int, str], direction: tuple[str, str], config: ClirConfig) -> dict[int, str]:
+    chosen = assign_splits({direction: sorted(set(per_query_qid.values()))}, config)[direction]
+    split_by_qid = {qid: name for name, qids in chosen.items() for qid in qids}
+    return {query: split_by_qid.get(qid, UNSPLIT) for query, qid in per_query_qid.items()}
+
+
+def _write(wh: Warehouse, cell: str, fingerprint: str, rows: Iterable[tuple]) -> StageOutput:
+    columns: dict[str, list] = {name: [] for name in CLIR_QREL_SCHEMA.names}
+    for row in rows:
+        for name, value in zip(CLIR_QREL_SCHEMA.names, row, strict=True):
+            columns[name].append(value)
+    writer = ShardWriter(wh.lake_root, cell_dir(wh.lake_root, "clir_qrels", cell, fingerprint),
+                         LAKE_TABLES["clir_qrels"], fingerprint)
+    if columns["query_id"]:
+        writer.add_table(pa.table(columns, schema=CLIR_QREL_SCHEMA))
+    wh.replace_cell("clir_qrels", cell, fingerprint, writer.shards)
+    return StageOutput(rows=writer.rows, message=f"{len(set(columns['query_id']))} queries")
+
+
+def build_bi(wh: Warehouse, collection: str, src: str, tgt: str, config: ClirConfig, cell: str, fingerprint: str) -> StageOutput:
+    """Qrels of the BI direction ``src``→``tgt``: projected labels, QID-disjoint split, padding."""
+    src_qids, tgt_qids = _qids(wh, src), _qids(wh, tgt)
+    tgt_by_qid = {qid: page_id for page_id, qid in tgt_qids.items()}
+    pool = sorted(tgt_qids) if config.pad else []
+    judged: dict[int, list[tuple[int, int]]] = {}
+    for query_id, hits in _labelled_hits(wh, src).items():
+        query_qid = src_qids.get(query_id)
+        if query_qid is None:
+            continue
+        projected = project(query_qid, [(src_qids.get(doc), label) for doc, label in hits], tgt_by_qid,
+                            force_self=config.force_self_label)
+        if any(label > 0 for _, label in projected):
+            judged[query_id] = projected
+    splits = _split_of({q: src_qids[q] for q in judged}, (src, tgt), config)
+    rows = (
+        (collection, src, tgt, splits[query_id], query_id, doc_id, label, is_pad)
+        for query_id in sorted(judged)
+        for doc_id, label, is_pad in _padded(judged[query_id], pool, config, f"{src}>{tgt}:{query_id}")
+    )
+    return _write(wh, cell, fingerprint, rows)
+
+
+def _padded(results: Sequence[tuple[int, int]], pool: Sequence[int], config: ClirConfig, key: str) -> list[tuple[int, int, bool]]:
+    if not config.pad:
+        return [(doc_id, label, False) for doc_id, label in results]
+    return pad(results, pool, config.top_k, config.pad_seed, key)
+
+
+def build_multi(wh: Warehouse, collection: str, langs: Sequence[str], src: str, config: ClirConfig,
+                cell: str, fingerprint: str) -> StageOutput:
+    """MULTI qrels for queries in ``src``: per other language, that language's own judgements of the topic."""
+    qids = {lang: _qids(wh, lang) for lang in langs}
+    judgements = {
+        lang: {qids[lang][query]: hits for query, hits in _labelled_hits(wh, lang).items() if query in qids[lang]}
+        for lang in langs
+    }
+    pools = {lang: sorted(qids[lang]) if config.pad else [] for lang in langs}
+    query_of_topic = {qid: page_id for page_id, qid in qids[src].items()}
+    topics = multi_topics(judgements, list(langs))
+    splits = _split_of({query_of_topic[t]: t for t in topics}, (src, "multi"), config)
+    rows = (
+        (collection, src, tgt, splits[query_of_topic[topic]], query_of_topic[topic], doc_id, label, is_pad)
+        for topic in topics
+        for tgt, candidates in sorted(multi_candidates(src, topic, judgements, list(langs)).items())
+        for doc_id, label, is_pad in _padded(candidates, pools[tgt], config, f"{src}>{tgt}:{topic}")
+    )
+    return _write(wh, cell, fingerprint, rows)

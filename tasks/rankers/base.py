@@ -1,0 +1,37 @@
+"""What every ranker provides, and how one is chosen by a spec string."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from tasks.errors import ConfigError
+from tasks.warehouse.db import Warehouse
+
+Query = tuple[int, str]  # (query id, query text)
+Ranking = dict[int, list[tuple[int, float]]]  # query id → [(doc id, score)] best first
+
+DEFAULT_DENSE_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
+
+
+class Ranker(Protocol):
+    """Ranks target-language documents for source-language queries."""
+
+    name: str
+
+    def rank(self, wh: Warehouse, src: str, tgt: str, queries: Sequence[Query], k: int) -> Ranking:
+        ...
+
+
+def make_ranker(spec: str, *, backend: str = "tantivy") -> Ranker:
+    """``bm25`` or ``dense`` / ``dense:MODEL`` (a hub name or a local sentence-transformers directory)."""
+    kind, _, model = spec.partition(":")
+    if kind == "bm25":
+        from tasks.rankers.bm25 import Bm25Ranker
+
+        return Bm25Ranker(backend)
+    if kind == "dense":
+        from tasks.rankers.dense import DenseRanker
+
+        return DenseRanker(model or DEFAULT_DENSE_MODEL)
+    raise ConfigError(f"unknown ranker {spec!r}: use bm25, dense or dense:MODEL")

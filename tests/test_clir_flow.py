@@ -1,0 +1,171 @@
+"""The CLIR recipe end to end on the bundled sample: build, backfill, bad languages, export, evaluation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import mlflow
+import pytest
+
+from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
+from flows.corpus import CorpusParams, corpus_flow
+from tasks.metrics.stages import ClirEvalParams
+from tasks.pairing.config import ClirConfig
+from tasks.pairing.export import read_qrels_jsonl, validate_export
+from tasks.pairing.publish import export_collection
+from tasks.sample.mirror import build_sample_mirror, load_content
+from tasks.tracking import tracking_uri
+from tasks.warehouse.db import Warehouse
+from tests.tiny_models import build_bi_encoder, build_cross_encoder
+
+pytestmark = pytest.mark.usefixtures("prefect_api")
+LANGS = ["en", "de", "ja", "zh"]
+SMALL = ClirConfig(top_k=20, min_documents=10)
+
+
+@pytest.fixture(scope="module")
+def corpus_home(tmp_path_factory: pytest.TempPathFactory, prefect_api: None) -> Path:
+    mirror = build_sample_mirror(tmp_path_factory.mktemp("mirror"))
+    home = tmp_path_factory.mktemp("clir-home")
+    corpus_flow(CorpusParams(langs=LANGS + ["fr"], source=mirror.root.as_uri(), home=str(home), progress=False))
+    return home
+
+
+@pytest.fixture(scope="module")
+def built(corpus_home: Path) -> list[dict]:
+    return clir_build_flow(ClirBuildParams(name="t", langs=LANGS, multi=True, clir=SMALL, home=str(corpus_home)))
+
+
+def _by_topic() -> dict[str, dict[str, str]]:
+    """QID → lang → title of every article topic (disambiguation pages are not queries), from the sample's YAML."""
+    content = load_content()
+    return {t.qid: {lang: a.title for lang, a in t.articles.items()} for t in content.topics
+            if content.kinds[t.kind].instance_of != "Q4167410"}
+
+
+def test_build_makes_bi_qrels_for_every_ordered_pair_and_multi(corpus_home: Path, built: list[dict]) -> None:
+    assert {r["status"] for r in built} == {"computed"}
+    with Warehouse(corpus_home) as wh:
+        directions = set(wh.query("SELECT src_lang, tgt_lang FROM clir_qrels WHERE collection = 't'"))
+        multi_src = {r[0] for r in wh.query("SELECT DISTINCT src_lang FROM clir_qrels WHERE collection = 't-multi'")}
+    assert directions == {(s, t) for s in LANGS for t in LANGS if s != t}
+    assert multi_src == set(LANGS)
+
+
+def test_the_own_article_of_every_shared_topic_is_labelled_6(corpus_home: Path, built: list[dict]) -> None:
+    topics = _by_topic()
+    with Warehouse(corpus_home) as wh:
+        sixes = {(s, t, qt, dt) for s, t, qt, dt in wh.query(
+            "SELECT q.src_lang, q.tgt_lang, qd.title, dd.title FROM clir_qrels q"
+            " JOIN documents qd ON qd.lang = q.src_lang AND qd.page_id = q.query_id"
+            " JOIN documents dd ON dd.lang = q.tgt_lang AND dd.page_id = q.doc_id"
+            " WHERE q.collection = 't' AND q.label = 6")}
+    expected = {(s, t, titles[s], titles[t]) for titles in topics.values() for s in LANGS for t in LANGS
+                if s != t and s in titles and t in titles}
+    assert sixes == expected
+
+
+def test_no_topic_is_in_two_splits_and_padding_is_label_0(corpus_home: Path, built: list[dict]) -> None:
+    with Warehouse(corpus_home) as wh:
+        leaks = wh.query(
+            "SELECT d.qid FROM clir_qrels q JOIN documents d ON d.lang = q.src_lang AND d.page_id = q.query_id"
+            " WHERE q.collection = 't' GROUP BY d.qid HAVING count(DISTINCT q.split) > 1")
+        pads = wh.query("SELECT DISTINCT label FROM clir_qrels WHERE is_pad")
+        longest = wh.scalar("SELECT max(n) FROM (SELECT count(*) AS n FROM clir_qrels GROUP BY collection, src_lang, tgt_lang, query_id)")
+        duplicates = wh.scalar("SELECT count(*) FROM (SELECT 1 FROM clir_qrels WHERE collection = 't'"
+                               " GROUP BY src_lang, tgt_lang, query_id, doc_id HAVING count(*) > 1)")
+    assert leaks == [] and pads == [(0,)] and duplicates == 0
+    assert longest <= SMALL.top_k
+
+
+def test_a_bad_language_is_reported_by_name_and_the_others_finish(corpus_home: Path) -> None:
+    rows = clir_build_flow(ClirBuildParams(name="bad", langs=["en", "de", "ko"], clir=SMALL, home=str(corpus_home)))
+    failed = {(r["stage"], r["cell"]): r["message"] for r in rows if r["status"] == "failed"}
+    assert "no documents in the warehouse" in failed[("check", "ko")]
+    assert {cell for _, cell in failed} == {"ko", "bad:en>ko", "bad:de>ko", "bad:ko>en", "bad:ko>de"}
+    ok = {r["cell"] for r in rows if r["status"] != "failed" and r["stage"] == "qrels"}
+    assert ok == {"bad:en>de", "bad:de>en"}
+
+
+def test_backfilling_a_language_computes_only_its_cells(corpus_home: Path, built: list[dict]) -> None:
+    clir_build_flow(ClirBuildParams(name="tb", langs=LANGS, clir=SMALL, home=str(corpus_home)))
+    rows = clir_build_flow(ClirBuildParams(name="tb", langs=LANGS + ["fr"], clir=SMALL, home=str(corpus_home)))
+    computed = {(r["stage"], r["cell"]) for r in rows if r["status"] == "computed"}
+    assert computed == {("index", "fr"), ("retrieval", "fr")} | {
+        ("qrels", f"tb:{a}>{b}") for x in LANGS for a, b in (("fr", x), (x, "fr"))}
+    assert {r["status"] for r in rows if (r["stage"], r["cell"]) not in computed} == {"cached"}
+
+
+def test_export_round_trips_and_validates(corpus_home: Path, built: list[dict], tmp_path: Path) -> None:
+    with Warehouse(corpus_home) as wh:
+        written = export_collection(wh, "t", tmp_path)
+        expected = wh.query("SELECT query_id, doc_id, label FROM clir_qrels WHERE collection = 't'"
+                            " AND src_lang = 'ja' AND tgt_lang = 'en' ORDER BY ALL")
+    assert validate_export(tmp_path / "t") == []
+    records = list(read_qrels_jsonl(tmp_path / "t" / "ja.en.full.jsonl"))
+    got = sorted((int(r.src_id), int(doc), label) for r in records for doc, label in r.tgt_results)
+    assert got == expected
+    first = json.loads((tmp_path / "t" / "ja.en.full.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert set(first) == {"src_id", "src_query", "tgt_results"} and isinstance(first["src_id"], str)
+    assert any(path.endswith("docs/en.tsv") for path in written)
+
+
+def _ndcg10_by_hand(wh: Warehouse, eval_id: str, src: str, tgt: str) -> float:
+    """NDCG@10 with exponential gain, recomputed from the rankings and qrels tables alone."""
+    import math
+
+    qrels: dict[int, dict[int, int]] = {}
+    for query_id, doc_id, label in wh.query("SELECT query_id, doc_id, label FROM clir_qrels WHERE collection = 't'"
+                                            " AND src_lang = ? AND tgt_lang = ?", [src, tgt]):
+        qrels.setdefault(query_id, {})[doc_id] = label
+    ranked: dict[int, list[int]] = {}
+    for query_id, doc_id in wh.query("SELECT query_id, doc_id FROM rankings WHERE eval_id = ? AND src_lang = ?"
+                                     " AND tgt_lang = ? ORDER BY query_id, rank", [eval_id, src, tgt]):
+        ranked.setdefault(query_id, []).append(doc_id)
+    scores = []
+    for query_id, judged in qrels.items():
+        dcg = sum((2 ** judged.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked.get(query_id, [])[:10]))
+        ideal = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(sorted(judged.values(), reverse=True)[:10]))
+        scores.append(dcg / ideal if ideal else 0.0)
+    return sum(scores) / len(scores)
+
+
+def test_bm25_evaluation_is_recomputable_from_the_warehouse_and_logged(corpus_home: Path, built: list[dict]) -> None:
+    metrics = clir_eval_flow(ClirEvalParams(name="t", ranker="bm25", split="all", home=str(corpus_home)))
+    by_key = {(m["src_lang"], m["tgt_lang"], m["metric"]): m for m in metrics}
+    with Warehouse(corpus_home) as wh:
+        eval_id, mlflow_run_id = wh.query("SELECT eval_id, mlflow_run_id FROM evaluations ORDER BY created_at DESC LIMIT 1")[0]
+        stored = wh.scalar("SELECT value FROM eval_metrics WHERE eval_id = ? AND src_lang = 'en' AND tgt_lang = 'de'"
+                           " AND metric = 'ndcg@10'", [eval_id])
+        by_hand = _ndcg10_by_hand(wh, eval_id, "en", "de")
+    assert stored == pytest.approx(by_hand) == pytest.approx(by_key[("en", "de", "ndcg@10")]["value"])
+    for (src, tgt, metric), row in by_key.items():
+        assert row["ci_low"] <= row["value"] <= row["ci_high"], (src, tgt, metric)
+    assert len({(s, t) for s, t, _ in by_key}) == len(LANGS) * (len(LANGS) - 1) + 1  # directions + the mean
+    mlflow.set_tracking_uri(tracking_uri(corpus_home))
+    run = mlflow.get_run(mlflow_run_id)
+    assert run.data.metrics["ndcg_at_10.en-de"] == pytest.approx(stored)
+    artifacts = {a.path for a in mlflow.artifacts.list_artifacts(run_id=mlflow_run_id)}
+    assert {"ndcg10_heatmap.png", "per_query.json"} <= artifacts
+
+
+def test_dense_ranker_and_cross_encoder_rerank_run_offline(corpus_home: Path, built: list[dict], tmp_path: Path) -> None:
+    with Warehouse(corpus_home) as wh:
+        texts = [t for (t,) in wh.query("SELECT title || ' ' || text FROM documents WHERE NOT is_redirect")]
+    bi_encoder = build_bi_encoder(texts, tmp_path)
+    cross_encoder = build_cross_encoder(texts, tmp_path)
+    dense = clir_eval_flow(ClirEvalParams(name="t", ranker=f"dense:{bi_encoder}", split="all", k=20, home=str(corpus_home)))
+    cache_files = sorted((corpus_home / "lake" / "embeddings").rglob("*.npz"))
+    assert len(cache_files) == len(LANGS)  # one cached matrix per document language
+    mtimes = [p.stat().st_mtime_ns for p in cache_files]
+    reranked = clir_eval_flow(ClirEvalParams(name="t", ranker=f"dense:{bi_encoder}", rerank=str(cross_encoder),
+                                             split="all", k=20, home=str(corpus_home)))
+    assert [p.stat().st_mtime_ns for p in sorted((corpus_home / "lake" / "embeddings").rglob("*.npz"))] == mtimes
+    for metrics in (dense, reranked):
+        ndcg = [m for m in metrics if m["metric"] == "ndcg@10" and m["src_lang"] != "all"]
+        assert len(ndcg) == len(LANGS) * (len(LANGS) - 1)
+        assert all(0.0 <= m["value"] <= 1.0 for m in ndcg)
+    with Warehouse(corpus_home) as wh:
+        rankers = {r for (r,) in wh.query("SELECT ranker FROM evaluations")}
+    assert f"dense:{bi_encoder}>>rerank:{cross_encoder}" in rankers

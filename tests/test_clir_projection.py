@@ -1,0 +1,86 @@
+"""Label projection through Wikidata and the MULTI candidate rule (tasks.pairing.projection)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.pairing.projection import multi_candidates, multi_topics, project
+
+# Target-language (de) articles by Wikidata item.
+DE = {"Q64": 640, "Q183": 1830, "Q1055": 10550, "Q42": 420}
+
+
+def test_labels_follow_the_qid_and_own_article_gets_six() -> None:
+    labelled = [("Q64", 6), ("Q183", 5), ("Q1055", 3)]
+    assert project("Q64", labelled, DE) == [(640, 6), (1830, 5), (10550, 3)]
+
+
+def test_documents_without_qid_or_counterpart_drop_out() -> None:
+    labelled = [("Q64", 6), (None, 5), ("Q999", 4), ("Q42", 2)]
+    assert project("Q64", labelled, DE) == [(640, 6), (420, 2)]
+
+
+def test_own_article_is_added_when_source_retrieval_missed_it() -> None:
+    assert project("Q64", [("Q183", 4)], DE) == [(640, 6), (1830, 4)]
+
+
+def test_own_article_is_not_added_without_forcing() -> None:
+    assert project("Q64", [("Q183", 4)], DE, force_self=False) == [(1830, 4)]
+
+
+def test_source_document_of_the_query_item_projects_to_six_whatever_its_label() -> None:
+    assert project("Q64", [("Q64", 2)], DE, force_self=False) == [(640, 6)]
+
+
+def test_query_item_without_target_article_has_no_six() -> None:
+    assert project("Q1", [("Q183", 5), ("Q42", 1)], DE) == [(1830, 5), (420, 1)]
+
+
+def test_two_sources_on_one_target_keep_the_higher_label() -> None:
+    # Two source articles linked to the same item (e.g. a merged item): 2 then 4, and 4 then 2.
+    target = {"Q5": 50, "Q7": 70}
+    assert project("Q1", [("Q5", 2), ("Q7", 3), ("Q5", 4)], target) == [(50, 4), (70, 3)]
+    assert project("Q1", [("Q5", 4), ("Q5", 2)], target) == [(50, 4)]
+
+
+def test_ties_are_ordered_by_doc_id() -> None:
+    target = {"Qa": 30, "Qb": 10, "Qc": 20}
+    assert project("Qz", [("Qa", 3), ("Qb", 3), ("Qc", 5)], target) == [(20, 5), (10, 3), (30, 3)]
+
+
+def test_labels_outside_zero_to_six_are_rejected() -> None:
+    with pytest.raises(ValueError, match="label 7 at position 1"):
+        project("Q64", [("Q183", 5), ("Q42", 7)], DE)
+
+
+# Monolingual judgements per language and topic: the retrieval with that language's own title.
+MONO = {
+    "en": {"Q64": [(1, 6), (2, 5)], "Q90": [(3, 6)]},
+    "de": {"Q64": [(11, 4), (10, 6), (12, 4)], "Q90": [(13, 6)]},
+    "fr": {"Q64": [(21, 6)], "Q1": [(22, 6)]},
+}
+
+
+def test_multi_topics_are_those_in_every_language() -> None:
+    assert multi_topics(MONO, ["en", "de", "fr"]) == ["Q64"]
+    assert multi_topics(MONO, ["en", "de"]) == ["Q64", "Q90"]
+
+
+def test_multi_topics_need_judgements_for_every_language() -> None:
+    with pytest.raises(ValueError, match="'ja'"):
+        multi_topics(MONO, ["en", "ja"])
+
+
+def test_multi_candidates_take_each_languages_own_judgements() -> None:
+    candidates = multi_candidates("en", "Q64", MONO, ["en", "de", "fr"])
+    assert candidates == {"de": [(10, 6), (11, 4), (12, 4)], "fr": [(21, 6)]}
+
+
+def test_multi_candidates_reject_a_topic_missing_in_a_language() -> None:
+    with pytest.raises(ValueError, match="Q90.*'fr'"):
+        multi_candidates("en", "Q90", MONO, ["en", "de", "fr"])
+
+
+def test_multi_candidates_reject_a_query_language_outside_the_set() -> None:
+    with pytest.raises(ValueError, match="'ja'"):
+        multi_candidates("ja", "Q64", MONO, ["en", "de", "fr"])

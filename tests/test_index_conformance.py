@@ -1,0 +1,283 @@
+"""One behaviour suite for every index backend: tantivy always, Elasticsearch when a cluster is configured.
+
+Corpora are a few hand-written documents per test, so every expected ranking
+and the one exact BM25 score below can be worked out on paper.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tasks.errors import ConfigError, InputFormatError
+from tasks.index.base import IndexConfig, IndexInfo, SearchIndex
+from tasks.index.registry import get_backend
+
+ES_URL_ENV = "BABELBENCH_ES_URL"
+BACKENDS = [
+    "tantivy",
+    pytest.param(
+        "elasticsearch",
+        marks=pytest.mark.skipif(not os.environ.get(ES_URL_ENV), reason=f"no Elasticsearch cluster: set {ES_URL_ENV} to run"),
+    ),
+]
+STEMMED = IndexConfig()
+UNSTEMMED = IndexConfig(stem=False)
+
+
+class Harness:
+    """A backend plus the indexes a test built with it, dropped at the end (they live on a cluster for ES)."""
+
+    def __init__(self, backend: SearchIndex, root: Path) -> None:
+        self.backend = backend
+        self.root = root
+        self.built: list[Path] = []
+
+    def build(self, lang: str, docs: list[tuple[int, str, str]], config: IndexConfig = STEMMED, name: str | None = None) -> IndexInfo:
+        path = self.root / (name or f"{lang}-index")
+        info = self.backend.build(lang, docs, path, config)
+        if path not in self.built:
+            self.built.append(path)
+        return info
+
+    def ids(self, info: IndexInfo, query: str, k: int = 10, config: IndexConfig = STEMMED) -> list[int]:
+        [hits] = self.backend.search(info, info.lang, [query], k, config)
+        return [doc_id for doc_id, _ in hits]
+
+
+@pytest.fixture(params=BACKENDS)
+def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
+    options = {"index_prefix": "babelbench-test"} if request.param == "elasticsearch" else {}
+    harness = Harness(get_backend(request.param, **options), tmp_path)
+    yield harness
+    for path in harness.built:
+        if path.exists():
+            harness.backend.drop(path)
+
+
+ENGLISH = [
+    (10, "Solar eclipse", "A solar eclipse happens when the Moon passes between the Sun and Earth."),
+    (11, "Lunar eclipse", "A lunar eclipse happens when Earth passes between the Sun and the Moon."),
+    (12, "Sun", "The Sun is the star at the centre of the Solar System; an eclipse can hide it."),
+    (13, "Eclipse (software)", "Eclipse is an integrated development environment."),
+    (14, "C++ (language)", "C++ is a programming language with classes and templates."),
+]
+GERMAN = [
+    (20, "Berlin", "Berlin ist die Hauptstadt von Deutschland."),
+    (21, "Hauptstadt", "Eine Hauptstadt ist der Sitz der Regierung, wie Berlin oder Paris."),
+    (22, "Deutschland", "Deutschland liegt in Mitteleuropa; die Hauptstadt ist Berlin."),
+    (23, "Architektur", "Die Häuser der Altstadt sind alt."),
+]
+JAPANESE = [
+    (30, "東京", "東京は日本の首都である。"),
+    (31, "京都", "京都は日本の古都で、東京から新幹線で行ける。"),
+    (32, "日本", "日本は東アジアの島国である。首都は東京。"),
+]
+CHINESE = [
+    (40, "北京", "北京是中国的首都。"),
+    (41, "上海", "上海是中国最大的城市，离北京很远。"),
+    (42, "中国", "中国的首都是北京。"),
+    (43, "广场", "我爱北京天安门"),
+]
+
+
+@pytest.mark.parametrize(
+    ("lang", "docs", "title", "expected"),
+    [
+        ("en", ENGLISH, "Solar eclipse", 10),
+        ("en", ENGLISH, "Eclipse (software)", 13),
+        ("de", GERMAN, "Hauptstadt", 21),
+        ("de", GERMAN, "Berlin", 20),
+        ("ja", JAPANESE, "東京", 30),
+        ("zh", CHINESE, "北京", 40),
+    ],
+)
+def test_the_article_titled_like_the_query_ranks_first(
+    harness: Harness, lang: str, docs: list[tuple[int, str, str]], title: str, expected: int
+) -> None:
+    info = harness.build(lang, docs)
+    assert info.doc_count == len(docs) and info.lang == lang and info.backend == harness.backend.name
+    assert harness.ids(info, title)[0] == expected
+
+
+def test_a_title_match_outweighs_the_same_match_in_the_body_by_the_boost(harness: Harness) -> None:
+    # Both fields have one word per title and three per body in every document, so a
+    # one-word match scores the same per field; only the boost tells them apart.
+    info = harness.build("en", [(50, "Quartz", "A hard mineral."), (51, "Mineral", "Quartz is hard.")], UNSTEMMED)
+    for boost in (2.0, 3.0):
+        [hits] = harness.backend.search(info, "en", ["quartz"], 10, UNSTEMMED.model_copy(update={"title_boost": boost}))
+        (first, title_score), (second, body_score) = hits
+        assert (first, second) == (50, 51)
+        assert title_score == pytest.approx(boost * body_score, rel=1e-5)
+
+
+def test_k_caps_the_hits_and_small_collections_return_all_matches(harness: Harness) -> None:
+    docs = [(60 + i, f"Entry {i}", f"common word number {i}") for i in range(5)] + [(70, "Other", "unrelated text")]
+    info = harness.build("en", docs)
+    assert len(harness.ids(info, "common", k=3)) == 3
+    assert sorted(harness.ids(info, "common", k=10)) == [60, 61, 62, 63, 64]
+    with pytest.raises(ConfigError, match="k must be"):
+        harness.backend.search(info, "en", ["common"], 0, STEMMED)
+
+
+def test_equal_scores_come_out_by_doc_id_even_at_the_cut(harness: Harness) -> None:
+    twins = [(doc_id, "Twin", "identical twin text") for doc_id in (30, 10, 40, 20)]
+    info = harness.build("en", [*twins, (50, "Other", "something else")])
+    [hits] = harness.backend.search(info, "en", ["identical"], 10, STEMMED)
+    assert [doc_id for doc_id, _ in hits] == [10, 20, 30, 40]
+    assert len({score for _, score in hits}) == 1
+    assert harness.ids(info, "identical", k=2) == [10, 20]
+    assert harness.ids(info, "identical", k=3) == [10, 20, 30]
+
+
+def test_hits_are_sorted_by_score_then_doc_id(harness: Harness) -> None:
+    info = harness.build("en", ENGLISH)
+    [hits] = harness.backend.search(info, "en", ["the sun and the moon eclipse"], 10, STEMMED)
+    assert len(hits) >= 4
+    assert hits == sorted(hits, key=lambda hit: (-hit[1], hit[0]))
+
+
+def test_shorter_document_with_the_same_term_count_ranks_higher(harness: Harness) -> None:
+    docs = [
+        (61, "Two", "zebra lives in the grassland of africa"),
+        (60, "One", "zebra stripes"),
+        (62, "Three", "lions hunt at night"),
+    ]
+    info = harness.build("en", docs)
+    assert harness.ids(info, "zebra") == [60, 61]
+
+
+@pytest.mark.parametrize(
+    ("lang", "docs", "query", "expected"),
+    [
+        ("en", [(70, "Marathon", "She runs every morning."), (71, "Chess", "A board game for two players.")], "running", [70]),
+        ("de", GERMAN, "Haus", [23]),
+    ],
+)
+def test_stemming_matches_other_forms_only_when_enabled(
+    harness: Harness, lang: str, docs: list[tuple[int, str, str]], query: str, expected: list[int]
+) -> None:
+    stemmed = harness.build(lang, docs, STEMMED, name="stemmed")
+    plain = harness.build(lang, docs, UNSTEMMED, name="plain")
+    assert harness.ids(stemmed, query) == expected
+    assert harness.ids(plain, query, config=UNSTEMMED) == []
+
+
+def test_words_are_found_inside_unsegmented_chinese_and_japanese(harness: Harness) -> None:
+    chinese = harness.build("zh", CHINESE)
+    assert harness.ids(chinese, "天安门") == [43]
+    assert sorted(harness.ids(chinese, "首都")) == [40, 42]
+    japanese = harness.build("ja", JAPANESE)
+    assert sorted(harness.ids(japanese, "首都")) == [30, 32]
+    assert 31 in harness.ids(japanese, "新幹線")
+
+
+def test_query_syntax_characters_are_plain_text(harness: Harness) -> None:
+    info = harness.build("en", ENGLISH, UNSTEMMED)
+    awkward = ['"', "*", "AND", "OR", "NOT", "title:foo", "-x", "(", ")", "[1 TO 5]", "{", "}", "~", "^2", "\\", "/", "!", "?", ":", "&&", "||", "'"]
+    results = harness.backend.search(info, "en", ["C++ (language)", *awkward], 10, UNSTEMMED)
+    assert results[0][0][0] == 14
+    by_query = dict(zip(awkward, results[1:]))
+    assert by_query['"'] == by_query["*"] == by_query["\\"] == []
+    # "AND" is the word "and", which documents 10, 11 and 14 contain; not an operator.
+    assert sorted(doc_id for doc_id, _ in by_query["AND"]) == [10, 11, 14]
+    assert [doc_id for doc_id, _ in by_query["title:foo"]] == []
+
+
+@pytest.mark.parametrize("query", ["", "   ", "?!", "。"])
+def test_a_query_without_words_returns_no_hits(harness: Harness, query: str) -> None:
+    info = harness.build("en", ENGLISH)
+    assert harness.backend.search(info, "en", [query], 10, STEMMED) == [[]]
+
+
+def test_one_score_against_a_hand_computation(harness: Harness) -> None:
+    docs = [
+        (1, "alpha", "apple banana apple cherry"),
+        (2, "beta", "banana cherry"),
+        (3, "gamma", "cherry date elderberry"),
+    ]
+    info = harness.build("en", docs, UNSTEMMED)
+    # tantivy: k1 = 1.2, b = 0.75 fixed, scores times (k1 + 1); Lucene (Elasticsearch): the config's k1/b, no factor.
+    k1, b, scale = {"tantivy": (1.2, 0.75, 2.2), "elasticsearch": (UNSTEMMED.k1, UNSTEMMED.b, 1.0)}[harness.backend.name]
+    assert (info.bm25_k1, info.bm25_b) == (k1, b)
+    idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))  # N = 3 documents, n = 1 contains the word
+    # "apple": body only, tf = 2, body length 4, mean body length 9 / 3 = 3. For tantivy ≈ 1.233042.
+    apple = scale * idf * 2 / (2 + k1 * (1 - b + b * 4 / 3))
+    # "alpha": title only, tf = 1, every title one word long, boosted ×2. For tantivy ≈ 1.961658.
+    alpha = UNSTEMMED.title_boost * scale * idf * 1 / (1 + k1)
+    [[(apple_doc, apple_score)], [(alpha_doc, alpha_score)]] = harness.backend.search(info, "en", ["apple", "alpha"], 10, UNSTEMMED)
+    assert (apple_doc, alpha_doc) == (1, 1)
+    assert apple_score == pytest.approx(apple, rel=1e-5)
+    assert alpha_score == pytest.approx(alpha, rel=1e-5)
+
+
+def _entries(folder: Path) -> set[str]:
+    return {entry.name for entry in folder.iterdir()}
+
+
+def test_a_rebuild_replaces_the_index_and_leaves_nothing_behind(harness: Harness) -> None:
+    first = harness.build("en", [(1, "Old", "ancient relic")])
+    after_first = _entries(harness.root)
+    second = harness.build("en", [(2, "New", "modern gadget"), (3, "Newer", "modern phone")])
+    assert second.path == first.path and second.doc_count == 2
+    assert harness.ids(second, "relic") == []
+    assert sorted(harness.ids(second, "modern")) == [2, 3]
+    assert len(_entries(harness.root)) == len(after_first)
+    assert not any(name.endswith((".tmp", ".link")) for name in _entries(harness.root))
+
+
+def test_a_build_that_fails_keeps_the_old_index(harness: Harness) -> None:
+    info = harness.build("en", [(1, "Old", "ancient relic")])
+    before = _entries(harness.root)
+    with pytest.raises(InputFormatError, match="row 1"):
+        harness.build("en", [(2, "New", "modern gadget"), ("three", "Bad", "the id is not an integer")])
+    assert _entries(harness.root) == before
+    assert harness.ids(info, "relic") == [1]
+
+
+def test_search_refuses_another_language_or_analysis(harness: Harness) -> None:
+    info = harness.build("en", ENGLISH)
+    with pytest.raises(ConfigError, match="'en'"):
+        harness.backend.search(info, "de", ["Sonne"], 10, STEMMED)
+    with pytest.raises(ConfigError, match="rebuild"):
+        harness.backend.search(info, "en", ["sun"], 10, UNSTEMMED)
+    # the path alone finds the manifest; the query-time boost may differ from the build's
+    [hits] = harness.backend.search(info.path, "en", ["eclipse"], 10, STEMMED.model_copy(update={"title_boost": 1.0}))
+    assert {doc_id for doc_id, _ in hits} == {10, 11, 12, 13}
+
+
+def test_unknown_language_is_refused_before_building(harness: Harness) -> None:
+    with pytest.raises(ConfigError, match="no language rule for 'xx'"):
+        harness.build("xx", [(1, "t", "x")])
+    assert _entries(harness.root) == set()
+
+
+def test_drop_removes_the_index(harness: Harness) -> None:
+    info = harness.build("en", ENGLISH)
+    harness.backend.drop(info.path)
+    assert _entries(harness.root) == set()
+    with pytest.raises(ConfigError, match="no index"):
+        harness.backend.search(info.path, "en", ["sun"], 10, STEMMED)
+
+
+def test_unknown_backend_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="known: elasticsearch, tantivy"):
+        get_backend("lucene")
+
+
+def test_elasticsearch_needs_a_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ES_URL_ENV, raising=False)
+    with pytest.raises(ConfigError, match=ES_URL_ENV):
+        get_backend("elasticsearch")
+
+
+def test_the_embedded_backend_does_not_import_the_elasticsearch_client() -> None:
+    code = "import sys; from tasks.index import get_backend; get_backend('tantivy'); print('elasticsearch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
