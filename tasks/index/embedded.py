@@ -24,6 +24,7 @@ import logging
 import os
 import shutil
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -90,8 +91,12 @@ def _publish(data: Path, path: Path) -> None:
 
 
 class TantivyIndex:
-    """The embedded backend. ``heap_bytes`` is the writer's memory budget shared by its
-    ``threads`` indexing threads (0 = tantivy's choice: one per core, at most 8)."""
+    """The embedded backend.
+
+    ``heap_bytes`` is the writer's memory budget, shared by its indexing
+    threads; ``threads`` is how many threads index (0: tantivy's choice, one
+    per core up to 8) and search (0: one per core).
+    """
 
     name = "tantivy"
 
@@ -155,12 +160,17 @@ class TantivyIndex:
         opened = tantivy.Index.open(str(info.path))
         opened.register_tokenizer(ANALYZER_NAME, analyzer)
         searcher = opened.searcher()
-        schema = opened.schema
-        results = []
-        for query in tqdm(queries, desc=f"search {lang}", unit="query", disable=None):
-            words = analyzer.analyze(prepare_query(query, plan))
-            results.append(_top_k(searcher, _bm25_query(schema, words, config.title_boost), k) if words else [])
-        return results
+        # Analysis and query building hold the GIL, so they run here; searching releases it,
+        # so the searches of a batch share one searcher across a pool of threads.
+        compiled = [_bm25_query(opened.schema, words, config.title_boost) if words else None
+                    for words in (analyzer.analyze(prepare_query(query, plan)) for query in queries)]
+
+        def run(query: tantivy.Query | None) -> list[Hit]:
+            return _top_k(searcher, query, k) if query is not None else []
+
+        with ThreadPoolExecutor(max_workers=self.threads or os.cpu_count() or 1) as pool:
+            hits = pool.map(run, compiled, chunksize=32)
+            return list(tqdm(hits, total=len(compiled), desc=f"search {lang}", unit="query", disable=None))
 
     def drop(self, index: IndexInfo | Path) -> None:
         path = index.path if isinstance(index, IndexInfo) else Path(index)
