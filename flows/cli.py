@@ -10,6 +10,7 @@ import csv
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -37,6 +38,17 @@ def main(home: Annotated[Optional[Path], typer.Option(help="babelbench home (war
 def _fail(exc: BaseException) -> None:
     typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
+
+
+def _run_cells(run: Callable[[], list[dict]]) -> None:
+    """Run a flow that returns stage cells, print them, and exit 1 when any cell failed."""
+    try:
+        rows = run()
+    except BabelbenchError as exc:
+        _fail(exc)
+    _print_table(rows)
+    if any(r["status"] == "failed" for r in rows):
+        raise typer.Exit(1)
 
 
 def _split(value: str) -> list[str]:
@@ -83,13 +95,7 @@ def corpus_ingest(
                               progress=sys.stderr.isatty())
     except ValidationError as exc:
         _fail(exc)
-    try:
-        rows = corpus_flow(params)
-    except BabelbenchError as exc:
-        _fail(exc)
-    _print_table(rows)
-    if any(r["status"] == "failed" for r in rows):
-        raise typer.Exit(1)
+    _run_cells(lambda: corpus_flow(params))
 
 
 @clir_app.command("build")
@@ -110,12 +116,9 @@ def clir_build(
         params = ClirBuildParams(name=name, langs=_split(langs), multi=multi, backend=backend,
                                  clir=ClirConfig(top_k=top_k, min_documents=min_documents),
                                  home=os.environ[HOME_ENV], force=force or [])
-        rows = clir_build_flow(params)
-    except (BabelbenchError, ValueError) as exc:
+    except ValueError as exc:
         _fail(exc)
-    _print_table(rows)
-    if any(r["status"] == "failed" for r in rows):
-        raise typer.Exit(1)
+    _run_cells(lambda: clir_build_flow(params))
 
 
 @clir_app.command("eval")

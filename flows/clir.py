@@ -8,15 +8,14 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from tasks import compute
 from tasks.index.base import IndexConfig
-from tasks.orchestration import close_shared_warehouse, collect_outcomes, shared_warehouse
+from tasks.orchestration import collect_outcomes, flow_session
 from tasks.pairing.config import ClirConfig
 from tasks.metrics.stages import ClirEvalParams, evaluate_stage, log_evaluation
 from tasks.pairing.stages import (
     CLIR_STAGES, bi_qrels_stage, check_language, index_stage, multi_qrels_stage, register_collection, retrieval_stage,
 )
-from tasks.reporting import publish_summary
+from tasks.reporting import finish_run
 from tasks.settings import resolve_home
 from tasks.stage import descendants
 from tasks.tracking import tracked_run
@@ -40,47 +39,36 @@ def clir_build_flow(params: ClirBuildParams) -> list[dict]:
     """Index each language, mine labelled title-query hits, project them into BI (and MULTI) qrels."""
     home = str(resolve_home(params.home))
     force = frozenset(descendants(CLIR_STAGES, params.force))
-    wh = shared_warehouse(home)
-    try:
-        with tracked_run(wh, "clir-build", params, flow_run.get_id()) as run:
-            futures: dict[str, dict] = {}
-            documents, hits = {}, {}
-            for lang in params.langs:
-                documents[lang] = check_language.submit(home, lang, params.clir.min_documents)
-                index = index_stage.submit(home, lang, documents[lang], params.backend, params.index, force, run.run_id)
-                hits[lang] = retrieval_stage.submit(home, lang, index, params.backend, params.index, params.clir,
-                                                    force, run.run_id)
-                futures[lang] = {"check": documents[lang], "index": index, "retrieval": hits[lang]}
-            for src, tgt in permutations(params.langs, 2):
-                cell = f"{params.name}:{src}>{tgt}"
-                futures[cell] = {"qrels": bi_qrels_stage.submit(
-                    home, cell, params.name, src, tgt, hits[src], documents[tgt], documents[src], params.clir,
-                    force, run.run_id)}
-            if params.multi:
-                for src in params.langs:
-                    cell = f"{params.name}-multi:{src}"
-                    futures[cell] = {"qrels": multi_qrels_stage.submit(
-                        home, cell, f"{params.name}-multi", src, params.langs, hits, params.clir, force, run.run_id)}
-            outcomes = [o for o in collect_outcomes(futures) if o.stage != "check" or o.error]
-            register_collection(home, params.name, params.langs, params.multi, params.clir)
-            run.finish(outcomes)
-        publish_summary("clir-build", outcomes, home=home, mlflow_run_id=run.mlflow_run_id)
-        return [o.as_row() for o in outcomes]
-    finally:
-        compute.shutdown()
-        close_shared_warehouse(home)
+    with flow_session(home) as wh, tracked_run(wh, "clir-build", params, flow_run.get_id()) as run:
+        futures: dict[str, dict] = {}
+        documents, hits = {}, {}
+        for lang in params.langs:
+            documents[lang] = check_language.submit(home, lang, params.clir.min_documents)
+            index = index_stage.submit(home, lang, documents[lang], params.backend, params.index, force, run.run_id)
+            hits[lang] = retrieval_stage.submit(home, lang, index, params.backend, params.index, params.clir,
+                                                force, run.run_id)
+            futures[lang] = {"check": documents[lang], "index": index, "retrieval": hits[lang]}
+        for src, tgt in permutations(params.langs, 2):
+            cell = f"{params.name}:{src}>{tgt}"
+            futures[cell] = {"qrels": bi_qrels_stage.submit(
+                home, cell, params.name, src, tgt, hits[src], documents[tgt], documents[src], params.clir,
+                force, run.run_id)}
+        if params.multi:
+            for src in params.langs:
+                cell = f"{params.name}-multi:{src}"
+                futures[cell] = {"qrels": multi_qrels_stage.submit(
+                    home, cell, f"{params.name}-multi", src, params.langs, hits, params.clir, force, run.run_id)}
+        outcomes = [o for o in collect_outcomes(futures) if o.stage != "check" or o.error]
+        register_collection(home, params.name, params.langs, params.multi, params.clir)
+        return finish_run(run, "clir-build", outcomes, home)
 
 
 @flow(name="clir-eval", log_prints=True)
 def clir_eval_flow(params: ClirEvalParams) -> list[dict]:
     """Rank, score with bootstrap intervals, and log one MLflow run per evaluation."""
     home = str(resolve_home(params.home))
-    wh = shared_warehouse(home)
-    try:
-        with tracked_run(wh, "clir-eval", params, flow_run.get_id()) as run:
-            result = evaluate_stage(home, params, run.run_id)
-            log_evaluation(home, params, result, run.mlflow_run_id)
-            run.finish([])
+    with flow_session(home) as wh, tracked_run(wh, "clir-eval", params, flow_run.get_id()) as run:
+        result = evaluate_stage(home, params, run.run_id)
+        log_evaluation(home, params, result, run.mlflow_run_id)
+        run.finish([])
         return result.metrics
-    finally:
-        close_shared_warehouse(home)

@@ -7,13 +7,12 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from tasks import compute
 from tasks.dumps.sources import DocKind
 from tasks.dumps.stages import (
     CORPUS_STAGES, SitelinkChoice, documents_stage, download_stage, locate, locate_wikidata, sitelinks_stage,
 )
-from tasks.orchestration import close_shared_warehouse, collect_outcomes, shared_warehouse
-from tasks.reporting import publish_summary
+from tasks.orchestration import collect_outcomes, flow_session
+from tasks.reporting import finish_run
 from tasks.settings import resolve_home
 from tasks.stage import descendants
 from tasks.text.languages import rule_for
@@ -40,28 +39,20 @@ def corpus_flow(params: CorpusParams) -> list[dict]:
     home = str(resolve_home(params.home))
     force = frozenset(descendants(CORPUS_STAGES, params.force))
     wikis = {lang: rule_for(lang).wiki for lang in params.langs}
-    wh = shared_warehouse(home)
-    try:
-        with tracked_run(wh, "corpus", params, flow_run.get_id()) as run:
-            wikidata_requests = wikidata = None
-            if params.sitelinks == "wikidata":
-                wikidata_requests = locate_wikidata.submit(params.source, params.date)
-                wikidata = download_stage.submit(home, "wikidata", "wikidatawiki", wikidata_requests, force, run.run_id, params.progress)
-            futures = {}
-            for lang, wiki in wikis.items():
-                requests = locate.submit(params.source, lang, wiki, params.kind, params.date,
-                                         params.sitelinks in {"auto", "page_props"})
-                download = download_stage.submit(home, lang, wiki, requests, force, run.run_id, params.progress)
-                documents = documents_stage.submit(home, lang, wiki, requests, download, params.max_docs, force, run.run_id)
-                sitelinks = sitelinks_stage.submit(home, lang, wiki, params.sitelinks, requests, documents, download,
-                                                   wikidata, wikidata_requests, force, run.run_id)
-                futures[lang] = {"download": download, "documents": documents, "sitelinks": sitelinks}
-            if wikidata is not None:
-                futures["wikidata"] = {"download": wikidata}
-            outcomes = collect_outcomes(futures)
-            run.finish(outcomes)
-        publish_summary("corpus", outcomes, home=home, mlflow_run_id=run.mlflow_run_id)
-        return [o.as_row() for o in outcomes]
-    finally:
-        compute.shutdown()
-        close_shared_warehouse(home)
+    with flow_session(home) as wh, tracked_run(wh, "corpus", params, flow_run.get_id()) as run:
+        wikidata_requests = wikidata = None
+        if params.sitelinks == "wikidata":
+            wikidata_requests = locate_wikidata.submit(params.source, params.date)
+            wikidata = download_stage.submit(home, "wikidata", "wikidatawiki", wikidata_requests, force, run.run_id, params.progress)
+        futures = {}
+        for lang, wiki in wikis.items():
+            requests = locate.submit(params.source, lang, wiki, params.kind, params.date,
+                                     params.sitelinks in {"auto", "page_props"})
+            download = download_stage.submit(home, lang, wiki, requests, force, run.run_id, params.progress)
+            documents = documents_stage.submit(home, lang, wiki, requests, download, params.max_docs, force, run.run_id)
+            sitelinks = sitelinks_stage.submit(home, lang, wiki, params.sitelinks, requests, documents, download,
+                                               wikidata, wikidata_requests, force, run.run_id)
+            futures[lang] = {"download": download, "documents": documents, "sitelinks": sitelinks}
+        if wikidata is not None:
+            futures["wikidata"] = {"download": wikidata}
+        return finish_run(run, "corpus", collect_outcomes(futures), home)

@@ -8,7 +8,8 @@ and that show a cache hit as a ``Cached`` state in the Prefect UI.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,6 +21,7 @@ from prefect.settings import PREFECT_TASKS_REFRESH_CACHE
 from prefect.states import Completed, State
 from prefect.tasks import exponential_backoff
 
+from tasks import compute
 from tasks.retry import is_transient
 from tasks.stage import StageRef
 from tasks.tracking import StageOutcome
@@ -46,6 +48,16 @@ def close_shared_warehouse(home: str | Path) -> None:
         wh = _warehouses.pop(Path(home).resolve(), None)
     if wh is not None:
         wh.close()
+
+
+@contextmanager
+def flow_session(home: str) -> Iterator[Warehouse]:
+    """The warehouse for one flow run; on exit the Dask cluster and the DuckDB file are released."""
+    try:
+        yield shared_warehouse(home)
+    finally:
+        compute.shutdown()
+        close_shared_warehouse(home)
 
 
 def _retry_only_transient(task: Task[Any, Any], task_run: TaskRun, state: State[Any]) -> bool:

@@ -7,7 +7,14 @@ from collections.abc import Sequence
 
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-from tasks.tracking import StageOutcome
+from tasks.tracking import StageOutcome, TrackedRun
+
+
+def finish_run(run: TrackedRun, flow: str, outcomes: Sequence[StageOutcome], home: str) -> list[dict]:
+    """Record the outcomes (warehouse, MLflow), publish the Prefect artifacts, return the rows for callers."""
+    run.finish(outcomes)
+    publish_summary(flow, outcomes, home=home, mlflow_run_id=run.mlflow_run_id)
+    return [o.as_row() for o in outcomes]
 
 
 def publish_summary(flow: str, outcomes: Sequence[StageOutcome], *, home: str, mlflow_run_id: str | None) -> str:

@@ -12,7 +12,11 @@ import tantivy
 
 from tasks.errors import ConfigError
 from tasks.index.analysis import (
-    ES_PRESEGMENTED_ANALYZER, TANTIVY_STEMMERS, plan_for, prepare_document, prepare_query,
+    ES_PRESEGMENTED_ANALYZER,
+    TANTIVY_STEMMERS,
+    plan_for,
+    prepare_document,
+    prepare_query,
 )
 from tasks.index.base import IndexConfig
 from tasks.index.elastic import index_mappings, index_settings, public_url, search_body
@@ -97,7 +101,7 @@ def test_prepared_documents_cut_the_body_only_and_segment_unspaced_scripts() -> 
 
 def test_elasticsearch_index_body_carries_bm25_parameters_and_analyzers() -> None:
     config = IndexConfig(k1=0.9, b=0.4)
-    settings = index_settings(plan_for("de", stem=True), config, shards=1, replicas=0)
+    settings = index_settings(config, shards=1, replicas=0)
     similarity = next(iter(settings["similarity"].values()))
     assert similarity == {"type": "BM25", "k1": 0.9, "b": 0.4}
     custom = settings["analysis"]["analyzer"][ES_PRESEGMENTED_ANALYZER]

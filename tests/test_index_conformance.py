@@ -180,10 +180,12 @@ def test_words_are_found_inside_unsegmented_chinese_and_japanese(harness: Harnes
 
 def test_query_syntax_characters_are_plain_text(harness: Harness) -> None:
     info = harness.build("en", ENGLISH, UNSTEMMED)
-    awkward = ['"', "*", "AND", "OR", "NOT", "title:foo", "-x", "(", ")", "[1 TO 5]", "{", "}", "~", "^2", "\\", "/", "!", "?", ":", "&&", "||", "'"]
+    awkward = [
+        '"', "*", "AND", "OR", "NOT", "title:foo", "-x", "(", ")", "[1 TO 5]", "{", "}", "~", "^2", "\\", "/", "!", "?", ":", "&&", "||", "'",
+    ]
     results = harness.backend.search(info, "en", ["C++ (language)", *awkward], 10, UNSTEMMED)
     assert results[0][0][0] == 14
-    by_query = dict(zip(awkward, results[1:]))
+    by_query = dict(zip(awkward, results[1:], strict=False))
     assert by_query['"'] == by_query["*"] == by_query["\\"] == []
     # "AND" is the word "and", which documents 10, 11 and 14 contain; not an operator.
     assert sorted(doc_id for doc_id, _ in by_query["AND"]) == [10, 11, 14]

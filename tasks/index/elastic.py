@@ -48,8 +48,17 @@ from tqdm import tqdm
 from tasks.errors import ConfigError
 from tasks.index.analysis import ES_PRESEGMENTED_ANALYZER, AnalysisPlan, plan_for, prepare_document, prepare_query
 from tasks.index.base import (
-    DocumentRow, Hit, IndexConfig, IndexInfo, SearchBackendError, TransientSearchError, check_k, checked_row,
-    read_info, resolve_info, write_text_atomic,
+    DocumentRow,
+    Hit,
+    IndexConfig,
+    IndexInfo,
+    SearchBackendError,
+    TransientSearchError,
+    check_k,
+    checked_row,
+    read_info,
+    resolve_info,
+    write_text_atomic,
 )
 from tasks.retry import TRANSIENT_HTTP_STATUS
 
@@ -70,7 +79,7 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
-def index_settings(plan: AnalysisPlan, config: IndexConfig, shards: int, replicas: int) -> dict[str, Any]:
+def index_settings(config: IndexConfig, shards: int, replicas: int) -> dict[str, Any]:
     """Settings of a new index: BM25 at the config's k1/b and the analyzer for pre-segmented text.
 
     Refreshing is off while bulk loading; the build refreshes once at the end.
@@ -150,7 +159,7 @@ class ElasticIndex:
         previous = read_info(path).index_name if path.exists() else None
         name = f"{self.index_prefix}-{lang.lower()}-{uuid.uuid4().hex[:12]}"
         self.client.indices.create(
-            index=name, settings=index_settings(plan, config, self.shards, self.replicas), mappings=index_mappings(plan)
+            index=name, settings=index_settings(config, self.shards, self.replicas), mappings=index_mappings(plan)
         )
         try:
             count = self._load(name, plan, docs, config, source=f"documents for the {lang} index {name}")

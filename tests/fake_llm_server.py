@@ -1,0 +1,227 @@
+"""A loopback OpenAI-compatible server for tests, with scripted faults per prompt.
+
+It answers ``POST /v1/chat/completions`` and ``POST /v1/completions`` the way
+an OpenAI-compatible endpoint does (the official SDK talks to it unchanged),
+binds 127.0.0.1 on an ephemeral port and serves each request in its own
+thread, so a client's concurrency is visible here: ``max_in_flight`` is the
+most requests it ever held at once.
+
+Faults are scripted per prompt: ``server.script("q3", Fault.status(429,
+retry_after=2), Fault.status(500))`` makes the next two requests whose prompt
+contains ``q3`` fail that way, after which they succeed.  Keying by prompt
+rather than by arrival order keeps scripts deterministic when the client sends
+requests concurrently.  Every request is recorded (path, JSON body).  The server
+stops when its ``with`` block ends, and on its own after ``lifetime`` seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One scripted answer that is not the normal success."""
+
+    kind: str  # status | hang | malformed | garbage
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    message: str = ""
+    seconds: float = 0.0
+
+    @classmethod
+    def with_status(cls, status: int, message: str = "scripted failure", *, retry_after: float | None = None) -> Fault:
+        headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
+        return cls("status", status=status, headers=headers, message=message)
+
+    @classmethod
+    def hang(cls, seconds: float = 5.0) -> Fault:
+        """Say nothing for ``seconds`` (or until the server stops), then hang up: a client timeout."""
+        return cls("hang", seconds=seconds)
+
+    @classmethod
+    def malformed(cls) -> Fault:
+        """A 200 whose JSON body lacks ``choices``, as a confused proxy might send."""
+        return cls("malformed")
+
+    @classmethod
+    def garbage(cls) -> Fault:
+        """A 200 labelled JSON whose body is not JSON (a truncated or mangled reply)."""
+        return cls("garbage")
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    path: str
+    body: dict[str, Any]
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    """The text a request asks about: the completion prompt or the chat messages joined."""
+    if "messages" in body:
+        return "\n".join(str(m.get("content", "")) for m in body["messages"])
+    return str(body.get("prompt", ""))
+
+
+def reply_text(prompt: str) -> str:
+    """The success answer: derived from the prompt so tests can compute it independently."""
+    return f"echo: {prompt}"
+
+
+class _State:
+    def __init__(self, delay: float) -> None:
+        self.lock = threading.Lock()
+        self.delay = delay
+        self.scripts: dict[str, deque[Fault]] = defaultdict(deque)
+        self.calls: list[RecordedCall] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.stopping = threading.Event()
+
+    def take_fault(self, prompt: str) -> Fault | None:
+        with self.lock:
+            for needle, faults in self.scripts.items():
+                if needle in prompt and faults:
+                    return faults.popleft()
+        return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 5
+    server: _Server
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature of the base class
+        """Quiet: the request log is ``FakeLLMServer.calls``."""
+
+    def do_POST(self) -> None:  # noqa: N802 - name fixed by http.server
+        state = self.server.state
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+        with state.lock:
+            state.calls.append(RecordedCall(self.path, body))
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        try:
+            self._answer(state, body)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _answer(self, state: _State, body: dict[str, Any]) -> None:
+        if self.path not in ("/v1/chat/completions", "/v1/completions"):
+            self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        prompt = prompt_of(body)
+        fault = state.take_fault(prompt)
+        if fault is not None and fault.kind == "hang":
+            state.stopping.wait(fault.seconds)
+            self.close_connection = True
+            return
+        if fault is not None and fault.kind == "status":
+            error = {"error": {"message": fault.message, "type": "scripted", "code": fault.status}}
+            self._send_json(fault.status, error, fault.headers)
+            return
+        if fault is not None and fault.kind == "malformed":
+            self._send_json(200, {"id": "x", "object": "what", "unexpected": True})
+            return
+        if fault is not None and fault.kind == "garbage":
+            self._send_bytes(200, b'{"choices": [{"text": "cut o', {"Content-Type": "application/json"})
+            return
+        time.sleep(state.delay)
+        self._send_json(200, _completion(self.path, body, reply_text(prompt)))
+
+    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        self._send_bytes(status, json.dumps(payload).encode(), {"Content-Type": "application/json"} | (headers or {}))
+
+    def _send_bytes(self, status: int, data: bytes, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _completion(path: str, body: dict[str, Any], text: str) -> dict[str, Any]:
+    """A success body; token counts are whitespace word counts, easy to recompute in a test."""
+    usage = {"prompt_tokens": len(prompt_of(body).split()), "completion_tokens": len(text.split())}
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    common = {"id": "cmpl-fake", "created": 0, "model": body.get("model", ""), "usage": usage}
+    if path == "/v1/chat/completions":
+        choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+        return common | {"object": "chat.completion", "choices": [choice]}
+    choice = {"index": 0, "finish_reason": "stop", "text": text, "logprobs": None}
+    return common | {"object": "text_completion", "choices": [choice]}
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Quiet when a client hangs up first (what timeout tests do); report anything else."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class FakeLLMServer:
+    """Context manager: ``with FakeLLMServer(delay=0.05) as server: ... server.base_url``."""
+
+    def __init__(self, *, delay: float = 0.0, lifetime: float = 60.0) -> None:
+        self._state = _State(delay)
+        self._server = _Server(self._state)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._deadline = threading.Timer(lifetime, self.stop)
+        self._deadline.daemon = True
+
+    def __enter__(self) -> FakeLLMServer:
+        self._thread.start()
+        self._deadline.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        if self._state.stopping.is_set():
+            return
+        self._state.stopping.set()  # releases hanging handlers
+        self._deadline.cancel()
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def base_url(self) -> str:
+        """What an OpenAI SDK client takes as ``base_url``."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def script(self, prompt_contains: str, *faults: Fault) -> None:
+        """Answer the next requests whose prompt contains ``prompt_contains`` with ``faults``, then normally."""
+        with self._state.lock:
+            self._state.scripts[prompt_contains].extend(faults)
+
+    @property
+    def calls(self) -> list[RecordedCall]:
+        with self._state.lock:
+            return list(self._state.calls)
+
+    def calls_about(self, prompt_contains: str) -> list[RecordedCall]:
+        return [call for call in self.calls if prompt_contains in prompt_of(call.body)]
+
+    @property
+    def max_in_flight(self) -> int:
+        with self._state.lock:
+            return self._state.max_in_flight
