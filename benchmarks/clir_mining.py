@@ -78,6 +78,7 @@ AGREEMENT_DEPTH = 10
 _CONSONANTS = np.array(list("bcdfghklmnprstvz"))
 _VOWELS = np.array(list("aeiou"))
 VOCABULARY = 100_000
+MAX_SYLLABLES = 4
 ZIPF_EXPONENT = 1.07
 TITLE_MIN_RANK = 300  # titles are content words, not the commonest ones
 TITLE_LENGTHS = (1, 2, 2, 2, 3, 3, 4)  # words per title, drawn uniformly from this tuple
@@ -101,43 +102,50 @@ class Corpus:
 
 def make_vocabulary(size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` distinct pseudo-words, shortest first, so that the most frequent words are the shortest (as in prose)."""
+    syllables = [consonant + vowel for consonant in _CONSONANTS for vowel in _VOWELS]
     words: dict[str, None] = {}
     while len(words) < size:
-        syllables = rng.integers(1, 5, size=size)
-        for count in syllables:
-            consonants = rng.choice(_CONSONANTS, size=count)
-            vowels = rng.choice(_VOWELS, size=count)
-            words.setdefault("".join(c + v for c, v in zip(consonants, vowels)), None)
+        counts = rng.integers(1, MAX_SYLLABLES + 1, size=size).tolist()
+        picks = rng.integers(0, len(syllables), size=(size, MAX_SYLLABLES)).tolist()
+        for count, row in zip(counts, picks):
+            words.setdefault("".join(syllables[i] for i in row[:count]), None)
     return np.array(sorted(list(words)[:size], key=len), dtype=object)
 
 
-def _zipf_cdf(size: int) -> np.ndarray:
-    weights = np.arange(1, size + 1, dtype=np.float64) ** -ZIPF_EXPONENT
-    return np.cumsum(weights) / weights.sum()
+def _zipf_ranks(rng: np.random.Generator, count: int, lowest_rank: int = 1) -> np.ndarray:
+    """``count`` 0-based vocabulary ranks with Zipf-like frequencies, from the 1-based ``lowest_rank`` down.
+
+    Inverse transform of the continuous power law x^-s on [1, V + 1), floored
+    to a rank: a close, fully vectorised stand-in for the discrete Zipf law.
+    """
+    power = 1.0 - ZIPF_EXPONENT
+    top = (VOCABULARY + 1.0) ** power - 1.0
+    floor = (lowest_rank ** power - 1.0) / top
+    uniform = floor + (1.0 - floor) * rng.random(count)
+    return np.minimum((1.0 + uniform * top) ** (1.0 / power), VOCABULARY).astype(np.int64) - 1
+
+
+def _joined(vocabulary: np.ndarray, ranks: np.ndarray, lengths: np.ndarray) -> list[str]:
+    ends = np.cumsum(lengths).tolist()
+    return [" ".join(vocabulary[ranks[end - length:end]]) for end, length in zip(ends, lengths.tolist())]
 
 
 def make_corpus(docs: int, queries: int, seed: int) -> Corpus:
     """A deterministic English-like corpus: Zipfian words, bodies that mention their own title words."""
     rng = np.random.default_rng(seed)
     vocabulary = make_vocabulary(VOCABULARY, rng)
-    cdf = _zipf_cdf(VOCABULARY)
     lengths = rng.integers(BODY_WORDS[0], BODY_WORDS[1] + 1, size=docs)
-    words = np.minimum(np.searchsorted(cdf, rng.random(int(lengths.sum()))), VOCABULARY - 1)
+    words = _zipf_ranks(rng, int(lengths.sum()))
     title_lengths = rng.choice(TITLE_LENGTHS, size=docs)
-    title_floor = cdf[TITLE_MIN_RANK - 1]
-    title_words = np.minimum(
-        np.searchsorted(cdf, title_floor + (1 - title_floor) * rng.random(int(title_lengths.sum()))), VOCABULARY - 1)
-    titles, bodies = [], []
-    start = title_start = 0
-    for length, title_length in zip(lengths.tolist(), title_lengths.tolist()):
-        body = words[start:start + length]
-        title = title_words[title_start:title_start + title_length]
-        mentions = np.repeat(title, rng.integers(TITLE_MENTIONS[0], TITLE_MENTIONS[1] + 1, size=title_length))
-        body[rng.choice(length, size=min(len(mentions), length), replace=False)] = mentions[:length]
-        titles.append(" ".join(vocabulary[title]))
-        bodies.append(" ".join(vocabulary[body]))
-        start += length
-        title_start += title_length
+    title_words = _zipf_ranks(rng, int(title_lengths.sum()), TITLE_MIN_RANK)
+    # Each title word replaces 1-3 body words at random places (a place drawn twice keeps one mention).
+    repeats = rng.integers(TITLE_MENTIONS[0], TITLE_MENTIONS[1] + 1, size=len(title_words))
+    mentions = np.repeat(title_words, repeats)
+    mention_doc = np.repeat(np.repeat(np.arange(docs), title_lengths), repeats)
+    starts = np.cumsum(lengths) - lengths
+    words[starts[mention_doc] + (rng.random(len(mentions)) * lengths[mention_doc]).astype(np.int64)] = mentions
+    titles = _joined(vocabulary, title_words, title_lengths)
+    bodies = _joined(vocabulary, words, lengths)
     page_ids = list(range(1, docs + 1))
     chosen = np.sort(rng.choice(docs, size=min(queries, docs), replace=False)).tolist()
     return Corpus(page_ids, titles, bodies, [page_ids[i] for i in chosen], [titles[i] for i in chosen])
@@ -154,16 +162,6 @@ DEFAULT_JAVA_HOME = Path("/usr/lib/jvm/java-17-openjdk-amd64")
 JAVA_HEAP = "3g"
 LUCENE_RAM_BUFFER_MB = 512  # the embedded writer's budget (TantivyIndex.heap_bytes)
 LUCENE_ID_DIGITS = 9  # zero-padded ids, so Lucene's tie-break (id as text) orders like ours (id as number)
-LUCENE_LOG_CONFIG = """\
-status = error
-appender.err.type = Console
-appender.err.name = STDERR
-appender.err.target = SYSTEM_ERR
-appender.err.layout.type = PatternLayout
-appender.err.layout.pattern = lucene %-5p %c{1}: %m%n
-rootLogger.level = warn
-rootLogger.appenderRef.err.ref = STDERR
-"""
 
 
 def anserini_jar() -> Path | None:
@@ -190,20 +188,33 @@ def peer_problem(name: str) -> str | None:
 
 
 @cache
-def java(log_config: Path) -> SimpleNamespace:
-    """Start the JVM (once per process: pyjnius cannot restart it) with the Anserini jar, logging to stderr."""
+def java() -> SimpleNamespace:
+    """Start the JVM (once per process: pyjnius cannot restart it) with the Anserini jar.
+
+    Anserini logs at debug level to Java's standard output, which is this
+    process's stdout, reserved for the JSON line: Java's output is sent to
+    stderr (before logging starts, so its console appender picks that up) and
+    only warnings are kept.
+    """
     if not os.environ.get("JAVA_HOME") and DEFAULT_JAVA_HOME.is_dir():
         os.environ["JAVA_HOME"] = str(DEFAULT_JAVA_HOME)
     import jnius_config
 
-    log_config.write_text(LUCENE_LOG_CONFIG)
-    jnius_config.add_options(f"-Xmx{JAVA_HEAP}", f"-Dlog4j2.configurationFile={log_config}")
+    # One logging context for the whole JVM: called through JNI, log4j cannot
+    # tell which class asks, and would otherwise set the level of another context.
+    jnius_config.add_options(
+        f"-Xmx{JAVA_HEAP}", "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector")
     jnius_config.set_classpath(str(anserini_jar()))
     from jnius import autoclass
 
+    system = autoclass("java.lang.System")
+    system.setOut(system.err)
+    autoclass("org.apache.logging.log4j.core.config.Configurator").setRootLevel(
+        autoclass("org.apache.logging.log4j.Level").WARN)
     return SimpleNamespace(
         IndexArgs=autoclass("io.anserini.index.IndexCollection$Args"),
         IndexCollection=autoclass("io.anserini.index.IndexCollection"),
+        CmdLineParser=autoclass("org.kohsuke.args4j.CmdLineParser"),
         SimpleSearcher=autoclass("io.anserini.search.SimpleSearcher"),
         WhitespaceAnalyzer=autoclass("org.apache.lucene.analysis.core.WhitespaceAnalyzer"),
         ArrayList=autoclass("java.util.ArrayList"),
@@ -242,9 +253,9 @@ class LuceneIndex:
 
     name = "lucene"
 
-    def __init__(self, threads: int = PEER_THREADS, log_config: Path | None = None) -> None:
+    def __init__(self, threads: int = PEER_THREADS) -> None:
         self.threads = threads
-        self.java = java(log_config or Path(tempfile.gettempdir()) / "babelbench-lucene-log4j2.properties")
+        self.java = java()
 
     def build(self, lang: str, docs: Iterable[DocumentRow], path: Path, config: IndexConfig) -> IndexInfo:
         path = _fresh(path)
@@ -262,10 +273,11 @@ class LuceneIndex:
             for handle in files:
                 handle.close()
         args = self.java.IndexArgs()
-        args.input, args.index = str(source), str(path / "lucene")
-        args.collectionClass, args.generatorClass = "JsonCollection", "DefaultLuceneDocumentGenerator"
-        args.threads, args.memorybufferSize = self.threads, LUCENE_RAM_BUFFER_MB
-        args.pretokenized, args.fields, args.quiet = True, ["title"], True
+        self.java.CmdLineParser(args).parseArgument(
+            "-collection", "JsonCollection", "-input", str(source), "-index", str(path / "lucene"),
+            "-threads", str(self.threads), "-memorybuffer", str(LUCENE_RAM_BUFFER_MB),
+            "-pretokenized", "-fields", "title", "-quiet",
+        )
         indexed = self.java.IndexCollection(args).run().indexed.get()
         shutil.rmtree(source)
         if indexed != count:
@@ -275,7 +287,7 @@ class LuceneIndex:
     def search(self, index: IndexInfo | Path, lang: str, queries: Sequence[str], k: int, config: IndexConfig) -> list[list[Hit]]:
         info = resolve_info(index, self.name, lang, config)
         check_k(k)
-        searcher = self._searcher(str(info.path / "lucene"), config.k1, config.b)
+        searcher = _lucene_searcher(str(info.path / "lucene"), config.k1, config.b)
         texts, ids = self.java.ArrayList(), self.java.ArrayList()
         for position, query in enumerate(queries):
             texts.add(query)
@@ -286,14 +298,15 @@ class LuceneIndex:
         found = searcher.batch_search_fields(texts, ids, k, self.threads, fields)
         return [[(int(hit.docid), float(hit.score)) for hit in found.get(str(position))] for position in range(len(queries))]
 
-    @cache
-    def _searcher(self, path: str, k1: float, b: float) -> Any:
-        searcher = self.java.SimpleSearcher(path, self.java.WhitespaceAnalyzer())
-        searcher.set_bm25(k1, b)
-        return searcher
-
     def drop(self, index: IndexInfo | Path) -> None:
         shutil.rmtree(index.path if isinstance(index, IndexInfo) else Path(index), ignore_errors=True)
+
+
+@cache
+def _lucene_searcher(path: str, k1: float, b: float) -> Any:
+    searcher = java().SimpleSearcher(path, java().WhitespaceAnalyzer())
+    searcher.set_bm25(k1, b)
+    return searcher
 
 
 class Bm25sIndex:
@@ -354,7 +367,7 @@ class Bm25sIndex:
         boost = int(config.title_boost)
         if boost != config.title_boost:
             raise ConfigError(f"the bm25s adapter repeats title terms to boost them, so title_boost must be whole, got {config.title_boost}")
-        model, doc_ids = self._open(str(info.path))
+        model, doc_ids = _bm25s_model(str(info.path))
         terms = [[f"title:{word}" for word in query.lower().split()] * boost + [f"body:{word}" for word in query.lower().split()]
                  for query in queries]
         term_ids = [[model.vocab_dict[term] for term in query if term in model.vocab_dict] for query in terms]
@@ -368,14 +381,15 @@ class Bm25sIndex:
                 results[position] = sorted(hits, key=lambda hit: (-hit[1], hit[0]))
         return results
 
-    @cache
-    def _open(self, path: str) -> tuple[Any, np.ndarray]:
-        import bm25s
-
-        return bm25s.BM25.load(Path(path) / self.MODEL_DIR, mmap=True), np.load(Path(path) / self.IDS_FILE)
-
     def drop(self, index: IndexInfo | Path) -> None:
         shutil.rmtree(index.path if isinstance(index, IndexInfo) else Path(index), ignore_errors=True)
+
+
+@cache
+def _bm25s_model(path: str) -> tuple[Any, np.ndarray]:
+    import bm25s
+
+    return bm25s.BM25.load(Path(path) / Bm25sIndex.MODEL_DIR, mmap=True), np.load(Path(path) / Bm25sIndex.IDS_FILE)
 
 
 @contextmanager

@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 
 from tasks.errors import TransientDownloadError
+from tasks.index.base import TransientSearchError
 
 TRANSIENT_HTTP_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 
@@ -15,7 +16,7 @@ def is_transient(exc: BaseException) -> bool:
     Everything else — bad input, 404, auth, a checksum mismatch — fails at
     once so the operator sees the real cause instead of a retry storm.
     """
-    if isinstance(exc, TransientDownloadError):
+    if isinstance(exc, (TransientDownloadError, TransientSearchError)):
         return True
     if isinstance(exc, httpx.HTTPStatusError):
         return exc.response.status_code in TRANSIENT_HTTP_STATUS

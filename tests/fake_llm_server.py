@@ -6,12 +6,13 @@ binds 127.0.0.1 on an ephemeral port and serves each request in its own
 thread, so a client's concurrency is visible here: ``max_in_flight`` is the
 most requests it ever held at once.
 
-Faults are scripted per prompt: ``server.script("q3", Fault.status(429,
-retry_after=2), Fault.status(500))`` makes the next two requests whose prompt
-contains ``q3`` fail that way, after which they succeed.  Keying by prompt
-rather than by arrival order keeps scripts deterministic when the client sends
-requests concurrently.  Every request is recorded (path, JSON body).  The server
-stops when its ``with`` block ends, and on its own after ``lifetime`` seconds.
+Faults are scripted per prompt: ``server.script("q3", Fault.with_status(429,
+retry_after=2), Fault.with_status(500))`` makes the next two requests whose
+prompt contains ``q3`` fail that way, after which they succeed.  Keying by
+prompt rather than by arrival order keeps scripts deterministic when the
+client sends requests concurrently.  Every request is recorded (path, JSON
+body, headers).  The server stops when its ``with`` block ends, and on its own
+after ``lifetime`` seconds.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class Fault:
 class RecordedCall:
     path: str
     body: dict[str, Any]
+    headers: dict[str, str]  # keys lower-cased
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -106,7 +108,7 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server.state
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
         with state.lock:
-            state.calls.append(RecordedCall(self.path, body))
+            state.calls.append(RecordedCall(self.path, body, {k.lower(): v for k, v in self.headers.items()}))
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
         try:

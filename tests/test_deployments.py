@@ -70,16 +70,23 @@ def registered(server: dict[str, str]) -> dict[str, str]:
     return server
 
 
-def _read_deployment(env: dict[str, str]) -> object:
+def _read_deployment(env: dict[str, str], name: str = "corpus/corpus-monthly") -> object:
     async def read() -> object:
         from prefect.client.orchestration import get_client
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
         with temporary_settings({PREFECT_API_URL: env["PREFECT_API_URL"]}):
             async with get_client() as client:
-                return await client.read_deployment_by_name("corpus/corpus-monthly")
+                return await client.read_deployment_by_name(name)
 
     return asyncio.run(read())
+
+
+def test_clir_deployments_are_registered(registered: dict[str, str]) -> None:
+    build = _read_deployment(registered, "clir-build/clir-build-monthly")
+    evaluate = _read_deployment(registered, "clir-eval/clir-eval")
+    assert (build.entrypoint, evaluate.entrypoint) == ("flows/clir.py:clir_build_flow", "flows/clir.py:clir_eval_flow")
+    assert [s.active for s in build.schedules] == [False] and evaluate.schedules == []
 
 
 def test_corpus_deployment_is_registered_with_typed_parameters_and_an_inactive_monthly_schedule(registered: dict[str, str]) -> None:

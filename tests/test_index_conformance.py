@@ -181,7 +181,8 @@ def test_words_are_found_inside_unsegmented_chinese_and_japanese(harness: Harnes
 def test_query_syntax_characters_are_plain_text(harness: Harness) -> None:
     info = harness.build("en", ENGLISH, UNSTEMMED)
     awkward = [
-        '"', "*", "AND", "OR", "NOT", "title:foo", "-x", "(", ")", "[1 TO 5]", "{", "}", "~", "^2", "\\", "/", "!", "?", ":", "&&", "||", "'",
+        '"', "*", "AND", "OR", "NOT", "title:foo", "-x", "(", ")", "[1 TO 5]", "{", "}",
+        "~", "^2", "\\", "/", "!", "?", ":", "&&", "||", "'",
     ]
     results = harness.backend.search(info, "en", ["C++ (language)", *awkward], 10, UNSTEMMED)
     assert results[0][0][0] == 14

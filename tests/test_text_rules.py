@@ -93,3 +93,24 @@ def test_english_truncates_after_the_200th_token_keeping_original_spacing() -> N
     text = "  ".join(words)
     assert truncate(text, "en") == "  ".join(words[:199]) + "  w200"
     assert truncate("  ".join(words[:200]), "en") == "  ".join(words[:200])  # 200 tokens: nothing to cut
+
+
+def test_truncation_fast_path_cuts_exactly_where_the_word_spans_say() -> None:
+    """The one-regex cut for space-separated scripts agrees with counting token spans one by one."""
+    import random
+    from itertools import islice
+
+    from tasks.text.segment import token_spans
+    from tasks.text.truncate import truncate
+
+    def by_spans(text: str, lang: str, limit: int = 200) -> str:
+        spans = list(islice(token_spans(text, lang), limit + 1))
+        return text if len(spans) <= limit else text[: spans[limit - 1][1]]
+
+    rng = random.Random(7)
+    pieces = ["l'homme", "3.14", "1,000", "don’t", "नमस्ते", "दुनिया", "Straße", "—", ",", ". ", "  ", "x", "42",
+              "'quoted'", "a.b", "\n", "গান", "Αθήνα"]
+    for _ in range(400):
+        text = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 260)))
+        for lang in ("en", "hi", "el"):
+            assert truncate(text, lang) == by_spans(text, lang)

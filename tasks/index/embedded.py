@@ -54,6 +54,8 @@ ANALYZER_NAME = "babelbench"
 DOC_ID, TITLE, BODY = "doc_id", "title", "body"
 # Term frequencies without positions: BM25 needs no more, and no query here is a phrase.
 INDEX_OPTION = "freq"
+# Queries per task of the search thread pool: large enough that scheduling costs nothing.
+SEARCH_CHUNK = 64
 
 _TOKENIZERS = {
     "simple": tantivy.Tokenizer.simple,
@@ -173,12 +175,13 @@ class TantivyIndex:
         compiled = [_bm25_query(opened.schema, words, config.title_boost) if words else None
                     for words in (analyzer.analyze(prepare_query(query, plan)) for query in queries)]
 
-        def run(query: tantivy.Query | None) -> list[Hit]:
-            return _top_k(searcher, query, k) if query is not None else []
+        def run(chunk: list[tantivy.Query | None]) -> list[list[Hit]]:
+            return [_top_k(searcher, query, k) if query is not None else [] for query in chunk]
 
+        chunks = [compiled[start : start + SEARCH_CHUNK] for start in range(0, len(compiled), SEARCH_CHUNK)]
         with ThreadPoolExecutor(max_workers=self.threads or os.cpu_count() or 1) as pool:
-            hits = pool.map(run, compiled, chunksize=32)
-            return list(tqdm(hits, total=len(compiled), desc=f"search {lang}", unit="query", disable=None))
+            done = tqdm(pool.map(run, chunks), total=len(chunks), desc=f"search {lang}", unit="chunk", disable=None)
+            return [hits for chunk in done for hits in chunk]
 
     def drop(self, index: IndexInfo | Path) -> None:
         path = index.path if isinstance(index, IndexInfo) else Path(index)
@@ -192,7 +195,8 @@ class TantivyIndex:
 def _bm25_query(schema: tantivy.Schema, words: list[str], title_boost: float) -> tantivy.Query:
     """Every word against the boosted title and the body; scores add up (Elasticsearch's ``most_fields``).
 
-    A repeated word counts once per occurrence, as it does in a Lucene match query.
+    A repeated word counts once per occurrence, as in a Lucene match query (whose
+    duplicate clauses add up).
     """
     should = tantivy.Occur.Should
 

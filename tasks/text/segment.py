@@ -36,6 +36,28 @@ _WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:(?:['’]|(?<=\p{N})[.,](?=\p{N}))[
 _WORDLIKE = regex.compile(r"[\p{L}\p{N}]")
 
 
+_WORD_CHARS = r"\p{L}\p{M}\p{N}"
+
+
+@lru_cache(maxsize=8)
+def _words_prefix(count: int) -> regex.Pattern[str]:
+    """Matches from the start of a text through the end of its ``count``-th word.
+
+    Words are atomic and the separators between them possessive, so the match
+    walks the same (separator, word) sequence as ``_WORD.finditer`` without
+    ever backtracking into a word: one C-level match instead of a Python loop
+    over ``count`` match objects, which is what makes truncating a corpus cheap.
+    """
+    word = f"(?>{_WORD.pattern})"
+    return regex.compile(f"[^{_WORD_CHARS}]*+(?:{word}[^{_WORD_CHARS}]*+){{{count - 1}}}{word}")
+
+
+def end_of_word(text: str, count: int) -> int | None:
+    """Offset just after the ``count``-th whitespace-script word of ``text``, or None when it has fewer."""
+    match = _words_prefix(count).match(text)
+    return match.end() if match else None
+
+
 def _regex_spans(text: str) -> Iterator[Span]:
     return (match.span() for match in _WORD.finditer(text))
 

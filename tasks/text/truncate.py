@@ -11,7 +11,7 @@ from itertools import islice
 
 from tasks.errors import ConfigError
 from tasks.text.languages import rule_for
-from tasks.text.segment import token_spans
+from tasks.text.segment import _WORDLIKE, end_of_word, token_spans
 
 
 def truncate(text: str, lang: str) -> str:
@@ -27,6 +27,9 @@ def truncate(text: str, lang: str) -> str:
         return text[:limit]
     if rule.truncate_unit != "tokens":
         raise ConfigError(f"language rule {lang!r}: unknown truncate_unit {rule.truncate_unit!r} (chars or tokens)")
+    if rule.segmenter == "whitespace":  # the hot path of indexing: one regex match
+        end = end_of_word(text, limit)
+        return text if end is None or not _WORDLIKE.search(text, end) else text[:end]
     spans = list(islice(token_spans(text, lang), limit + 1))
     if len(spans) <= limit:
         return text

@@ -1,0 +1,42 @@
+"""The model layer: a registry of models, backends behind one interface, and the call discipline.
+
+Stages build :class:`LLMRequest` objects (prompts from :func:`render`), run them
+through :class:`LLMClient` — cached in the warehouse, within a :class:`Budget`,
+retried, rate limited — and read one :class:`CallResult` per request.  Backend
+SDKs (openai, llama-cpp-python, anthropic) are imported only when a model of
+theirs is called.
+"""
+
+from tasks.llm.budget import Budget, estimate_cost
+from tasks.llm.client import LLMClient
+from tasks.llm.prompts import render, template_hash
+from tasks.llm.registry import ModelSpec, Registry, load_registry
+from tasks.llm.types import (
+    CallResult,
+    ChatMessage,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    MalformedResponseError,
+    PermanentLLMError,
+    TransientLLMError,
+)
+
+__all__ = [
+    "Budget",
+    "CallResult",
+    "ChatMessage",
+    "LLMClient",
+    "LLMError",
+    "LLMRequest",
+    "LLMResponse",
+    "MalformedResponseError",
+    "ModelSpec",
+    "PermanentLLMError",
+    "Registry",
+    "TransientLLMError",
+    "estimate_cost",
+    "load_registry",
+    "render",
+    "template_hash",
+]

@@ -1,0 +1,112 @@
+"""Model backends by name, imported only when a registry entry uses them.
+
+A backend makes one call and says how it failed; retries, rate limits, the
+cache and budgets are the client's job, identical for every backend.  The
+OpenAI and Anthropic SDKs are generated from the same template and share
+their exception hierarchy, so :func:`sdk_error` maps both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from importlib import import_module
+from types import ModuleType
+from typing import Protocol
+
+from tasks.errors import ConfigError
+from tasks.llm.registry import ModelSpec
+from tasks.llm.types import LLMError, LLMRequest, LLMResponse, MalformedResponseError, PermanentLLMError, TransientLLMError
+from tasks.retry import TRANSIENT_HTTP_STATUS
+
+
+class Backend(Protocol):
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """One attempt; raises TransientLLMError, PermanentLLMError or MalformedResponseError."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections (an SDK's HTTP pool belongs to the event loop that opened it)."""
+        ...
+
+
+# backend name -> "module:class"
+BACKENDS: dict[str, str] = {
+    "openai": "tasks.llm.backends.openai_compat:OpenAICompatBackend",
+    "llamacpp": "tasks.llm.backends.llamacpp:LlamaCppBackend",
+    "anthropic": "tasks.llm.backends.anthropic:AnthropicBackend",
+}
+
+_PERMANENT_HINTS = {
+    400: "the request was rejected; check the parameters and the prompt length",
+    401: "authentication failed; check the API key in the registry entry's api_key_env variable",
+    403: "access denied; check the key's permissions for this model",
+    404: "no such model or route; check `model` and `base_url` in the registry entry",
+    413: "the request is too large; shorten the prompt",
+    422: "the request was rejected; check the parameters",
+}
+
+
+def create_backend(spec: ModelSpec) -> Backend:
+    """A backend for ``spec``, importing its module (and SDK) now."""
+    module_name, class_name = BACKENDS[spec.backend].split(":")
+    backend: Backend = getattr(import_module(module_name), class_name)(spec)
+    return backend
+
+
+def api_key(spec: ModelSpec) -> str:
+    """The key from the entry's environment variable; a placeholder for open endpoints, which ignore it."""
+    if spec.api_key_env is None:
+        return "none"
+    value = os.environ.get(spec.api_key_env)
+    if not value:
+        raise ConfigError(f"model {spec.name!r}: the environment variable {spec.api_key_env} (api_key_env) is not set")
+    return value
+
+
+def is_transient_status(status: int) -> bool:
+    """The shared transient set (429, 408, common 5xx), plus any other 5xx such as Anthropic's 529 'overloaded'."""
+    return status in TRANSIENT_HTTP_STATUS or 500 <= status < 600
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The server's wait hint in seconds: ``retry-after-ms`` (OpenAI) or ``Retry-After`` in seconds.
+
+    ``headers`` must look names up case-insensitively, as HTTP clients' header objects do.
+    """
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) * scale)
+        except ValueError:
+            continue  # an HTTP date: fall back to our own backoff
+    return None
+
+
+def sdk_error(sdk: ModuleType, spec: ModelSpec, exc: Exception) -> LLMError | None:
+    """Our error for an exception of the ``openai`` or ``anthropic`` SDK; None when it is not one of theirs."""
+    where = f"model {spec.name!r}"
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        label = f"{where}: HTTP {status}: {exc.message}"
+        if is_transient_status(status):
+            return TransientLLMError(label, retry_after(exc.response.headers))
+        return PermanentLLMError(f"{label} — {_PERMANENT_HINTS.get(status, 'the request was refused')}")
+    if isinstance(exc, sdk.APITimeoutError):
+        return TransientLLMError(f"{where}: no answer within {spec.timeout:g} s")
+    if isinstance(exc, sdk.APIConnectionError):
+        return TransientLLMError(f"{where}: connection failed: {exc.__cause__ or exc}")
+    if isinstance(exc, (sdk.APIResponseValidationError, json.JSONDecodeError)):
+        return MalformedResponseError(f"{where}: the response body is not valid: {exc}")
+    return None
+
+
+def require_sdk(module: str, extra_hint: str) -> ModuleType:
+    """Import an optional SDK, or say how to install it."""
+    try:
+        return import_module(module)
+    except ImportError as exc:
+        raise ConfigError(f"backend needs the `{module}` package: {extra_hint}") from exc

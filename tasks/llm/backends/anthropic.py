@@ -1,0 +1,54 @@
+"""Anthropic's Messages API through the official SDK, an optional dependency.
+
+Chat only.  System messages go into the API's separate ``system`` field; the
+API has no sampling seed, so ``seed`` only distinguishes cache entries.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tasks.llm.backends import api_key, require_sdk, sdk_error
+from tasks.llm.registry import ModelSpec
+from tasks.llm.types import LLMRequest, LLMResponse, MalformedResponseError
+
+
+class AnthropicBackend:
+    def __init__(self, spec: ModelSpec) -> None:
+        self.spec = spec
+        self._sdk = require_sdk("anthropic", "pip install anthropic (optional; only Anthropic-hosted models need it)")
+        self._client = self._sdk.AsyncAnthropic(base_url=spec.base_url, api_key=api_key(spec), max_retries=0, timeout=spec.timeout)
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        messages = request.messages or ()
+        params: dict[str, Any] = {
+            "model": self.spec.model,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "messages": [m.model_dump() for m in messages if m.role != "system"],
+        }
+        system = "\n\n".join(m.content for m in messages if m.role == "system")
+        if system:
+            params["system"] = system
+        if request.stop is not None:
+            params["stop_sequences"] = list(request.stop)
+        started = time.perf_counter()
+        try:
+            result: Any = await self._client.messages.create(**params)
+        except Exception as exc:
+            error = sdk_error(self._sdk, self.spec, exc)
+            if error is None:
+                raise
+            raise error from exc
+        latency = time.perf_counter() - started
+        blocks = getattr(result, "content", None)
+        usage = getattr(result, "usage", None)
+        if blocks is None or usage is None:
+            raise MalformedResponseError(f"model {self.spec.name!r}: the response lacks content or usage: {str(result)[:200]}")
+        text = "".join(getattr(block, "text", "") for block in blocks if getattr(block, "type", None) == "text")
+        raw = {"id": getattr(result, "id", None), "model": getattr(result, "model", None)}
+        return LLMResponse(text, usage.input_tokens, usage.output_tokens, getattr(result, "stop_reason", None), latency, raw)
+
+    async def aclose(self) -> None:
+        await self._client.close()

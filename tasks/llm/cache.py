@@ -1,0 +1,79 @@
+"""The warehouse cache of model calls (table ``llm_calls``, migration 003).
+
+One row per distinct request, written in its own small transaction the moment
+the call returns, so a crash or a kill loses no paid work.  Only ``ok`` rows
+are served: a ``failed`` row records why the last try failed and is replaced
+when a rerun calls again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from tasks.llm.registry import ModelSpec
+from tasks.llm.types import LLMRequest, LLMResponse
+from tasks.warehouse.db import Warehouse
+
+
+def request_payload(spec: ModelSpec, request: LLMRequest) -> dict[str, Any]:
+    """Everything that determines a model's answer; the registry name and endpoint are not part of it.
+
+    Two registry entries serving the same model (a hosted API and a proxy to
+    it) therefore share their cache, and moving an endpoint keeps it.
+    """
+    return {"backend": spec.backend, "model": spec.model, "mode": spec.mode} | request.model_dump(mode="json")
+
+
+def request_hash(spec: ModelSpec, request: LLMRequest) -> str:
+    canonical = orjson.dumps(request_payload(spec, request), option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def cached_responses(wh: Warehouse, hashes: Iterable[str]) -> dict[str, LLMResponse]:
+    """The stored ``ok`` answers among ``hashes``."""
+    wanted = sorted(set(hashes))
+    if not wanted:
+        return {}
+    rows = wh.query(
+        "SELECT request_hash, response_text, input_tokens, output_tokens, finish_reason, latency_s, raw"
+        " FROM llm_calls WHERE status = 'ok' AND request_hash IN (SELECT unnest(?))",
+        [wanted],
+    )
+    return {
+        row[0]: LLMResponse(row[1], row[2], row[3], row[4], row[5], orjson.loads(row[6]) if row[6] else {})
+        for row in rows
+    }
+
+
+def store_call(
+    wh: Warehouse,
+    *,
+    key: str,
+    model_name: str,
+    spec: ModelSpec,
+    request: LLMRequest,
+    stage: str,
+    attempts: int,
+    response: LLMResponse | None = None,
+    cost_usd: float = 0.0,
+    error: str | None = None,
+) -> None:
+    """Record one finished call: its answer (status ok) or, without a response, its error (status failed)."""
+    row = [
+        key, model_name, spec.backend, spec.model, spec.mode,
+        orjson.dumps(request_payload(spec, request)).decode(),
+        "ok" if response is not None else "failed",
+        response.text if response else None,
+        response.finish_reason if response else None,
+        response.input_tokens if response else None,
+        response.output_tokens if response else None,
+        response.latency_s if response else None,
+        cost_usd, attempts, error, stage,
+        orjson.dumps(response.raw).decode() if response else None,
+    ]
+    with wh.transaction() as cur:
+        cur.execute("INSERT OR REPLACE INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())", row)

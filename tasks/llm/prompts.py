@@ -1,0 +1,64 @@
+"""Prompt templates: Jinja2 files in ``tasks/llm/templates/<name>.j2``.
+
+Prompts live in files so that changing one is a visible diff and changes the
+fingerprint of the stages that use it (:func:`template_hash`).  Undefined
+variables are errors: a prompt silently missing its question would still be
+sent, paid for and cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from typing import Any
+
+import jinja2
+
+from tasks.errors import ConfigError
+
+SUFFIX = ".j2"
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("tasks.llm", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # prompts are plain text, not HTML
+    )
+
+
+def _file_name(name: str) -> str:
+    return name if name.endswith(SUFFIX) else name + SUFFIX
+
+
+def template_source(name: str) -> str:
+    """The text of template ``name`` (with or without its ``.j2`` suffix)."""
+    environment = _environment()
+    try:
+        source, _, _ = environment.loader.get_source(environment, _file_name(name))  # type: ignore[union-attr]
+    except jinja2.TemplateNotFound:
+        known = ", ".join(available_templates()) or "none"
+        raise ConfigError(f"no prompt template {name!r} in tasks/llm/templates (known: {known})") from None
+    return source
+
+
+def template_hash(name: str) -> str:
+    """sha256 of the template's text, for stage fingerprints (templates it includes are not covered)."""
+    return hashlib.sha256(template_source(name).encode("utf-8")).hexdigest()
+
+
+def render(name: str, **variables: Any) -> str:
+    """The template filled in; a missing variable or a syntax error is a ConfigError naming the template."""
+    file_name = _file_name(name)
+    template_source(name)  # a clear error for an unknown name
+    try:
+        return _environment().get_template(file_name).render(**variables)
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConfigError(f"prompt template {file_name} line {exc.lineno}: {exc.message}") from None
+    except jinja2.UndefinedError as exc:
+        raise ConfigError(f"prompt template {file_name}: {exc.message}") from None
+
+
+def available_templates() -> list[str]:
+    return sorted(n.removesuffix(SUFFIX) for n in _environment().list_templates(extensions=[SUFFIX.lstrip(".")]))
