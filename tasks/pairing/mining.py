@@ -69,15 +69,14 @@ def mine_batch(batch: QueryBatch, *, index_config: IndexConfig, clir: ClirConfig
         scores = [score for _, score in hits]
         labelled = label_hits(doc_ids, scores, query_id, clir, query_id=str(query_id))
         normalised = normalise(scores, clir.normalisation, query_id=str(query_id)) if scores else []
-        for rank, (doc_id, label) in enumerate(labelled, start=1):
-            returned = rank <= len(hits)
-            columns["lang"].append(batch.lang)
-            columns["query_page_id"].append(query_id)
-            columns["rank"].append(rank if returned else None)  # an appended own article was not retrieved
-            columns["doc_page_id"].append(doc_id)
-            columns["score"].append(scores[rank - 1] if returned else None)
-            columns["norm_score"].append(normalised[rank - 1] if returned else None)
-            columns["label"].append(label)
+        appended = [None] * (len(labelled) - len(hits))  # an appended own article was not retrieved
+        columns["lang"] += [batch.lang] * len(labelled)
+        columns["query_page_id"] += [query_id] * len(labelled)
+        columns["rank"] += list(range(1, len(hits) + 1)) + appended
+        columns["doc_page_id"] += [doc for doc, _ in labelled]
+        columns["score"] += scores + appended
+        columns["norm_score"] += normalised + appended
+        columns["label"] += [label for _, label in labelled]
     writer = ShardWriter(lake_root, directory, LAKE_TABLES["retrieval_hits"], fingerprint, prefix=f"batch-{batch.index:05d}")
     writer.add_table(pa.table(columns, schema=RETRIEVAL_HIT_SCHEMA))
     return writer.shards
