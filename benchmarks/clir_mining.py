@@ -1,6 +1,6 @@
 """How fast the CLIR recipe indexes a language and mines its title queries, against bm25s and Lucene.
 
-Mining is the recipe's hot loop (CLIRMatrix step 4-5: every article title is
+Mining is the recipe's hot loop (CLIRMatrix steps 4-5: every article title is
 a query, top 100 by BM25, labels per query), run once per language and dump.
 It is timed on the real code path, ``tasks.pairing.mining.mine_batch``
 (search, normalise, Jenks labels, one Parquet shard per batch), inline and on
@@ -10,8 +10,9 @@ behind the index registry, so the label-and-write step is identical and the
 ratios compare engines:
 
 * ``bm25s`` (eager sparse BM25 in NumPy/Numba), the usual pure-Python choice;
-* Lucene (Anserini's fat jar from the ``pyserini`` wheel, in-process through
-  ``pyjnius``), what Elasticsearch and CLIRMatrix itself run on.
+* Lucene, as Anserini runs it (the fat jar inside the ``pyserini`` wheel,
+  in-process through ``pyjnius``): what Elasticsearch and CLIRMatrix itself
+  build on. Lucene's bare top-k collector is timed too, as a floor.
 
 All three index the same pre-tokenised text (lowercase ASCII words separated
 by single spaces: the embedded engine's tokenizer, Lucene's whitespace
@@ -34,7 +35,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
@@ -42,6 +43,7 @@ from typing import Any
 
 import numpy as np
 import orjson
+import pyarrow.csv as pacsv
 
 from _common import Timing, best_of, emit, per_second, say
 from parse_throughput import compute_mode
@@ -75,8 +77,7 @@ AGREEMENT_DEPTH = 10
 # Lowercase ASCII pseudo-words of at least two letters, so that every engine's
 # tokenizer (tantivy's "simple", Lucene's whitespace, bm25s's default \w\w+)
 # cuts the text into exactly the same words.
-_CONSONANTS = np.array(list("bcdfghklmnprstvz"))
-_VOWELS = np.array(list("aeiou"))
+_SYLLABLES = tuple(consonant + vowel for consonant in "bcdfghklmnprstvz" for vowel in "aeiou")
 VOCABULARY = 100_000
 MAX_SYLLABLES = 4
 ZIPF_EXPONENT = 1.07
@@ -102,13 +103,12 @@ class Corpus:
 
 def make_vocabulary(size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` distinct pseudo-words, shortest first, so that the most frequent words are the shortest (as in prose)."""
-    syllables = [consonant + vowel for consonant in _CONSONANTS for vowel in _VOWELS]
     words: dict[str, None] = {}
     while len(words) < size:
         counts = rng.integers(1, MAX_SYLLABLES + 1, size=size).tolist()
-        picks = rng.integers(0, len(syllables), size=(size, MAX_SYLLABLES)).tolist()
+        picks = rng.integers(0, len(_SYLLABLES), size=(size, MAX_SYLLABLES)).tolist()
         for count, row in zip(counts, picks):
-            words.setdefault("".join(syllables[i] for i in row[:count]), None)
+            words.setdefault("".join(_SYLLABLES[i] for i in row[:count]), None)
     return np.array(sorted(list(words)[:size], key=len), dtype=object)
 
 
@@ -214,10 +214,16 @@ def java() -> SimpleNamespace:
     return SimpleNamespace(
         IndexArgs=autoclass("io.anserini.index.IndexCollection$Args"),
         IndexCollection=autoclass("io.anserini.index.IndexCollection"),
+        SearchArgs=autoclass("io.anserini.search.SearchCollection$Args"),
+        SearchCollection=autoclass("io.anserini.search.SearchCollection"),
         CmdLineParser=autoclass("org.kohsuke.args4j.CmdLineParser"),
-        SimpleSearcher=autoclass("io.anserini.search.SimpleSearcher"),
+        BagOfWordsQueryGenerator=autoclass("io.anserini.search.query.BagOfWordsQueryGenerator"),
         WhitespaceAnalyzer=autoclass("org.apache.lucene.analysis.core.WhitespaceAnalyzer"),
-        ArrayList=autoclass("java.util.ArrayList"),
+        DirectoryReader=autoclass("org.apache.lucene.index.DirectoryReader"),
+        FSDirectory=autoclass("org.apache.lucene.store.FSDirectory"),
+        IndexSearcher=autoclass("org.apache.lucene.search.IndexSearcher"),
+        BM25Similarity=autoclass("org.apache.lucene.search.similarities.BM25Similarity"),
+        File=autoclass("java.io.File"),
         HashMap=autoclass("java.util.HashMap"),
         Float=autoclass("java.lang.Float"),
     )
@@ -240,18 +246,22 @@ def _publish_info(backend: str, lang: str, path: Path, count: int, config: Index
 
 
 class LuceneIndex:
-    """Lucene 9 BM25 through Anserini: ``IndexCollection`` over JSON lines, ``SimpleSearcher.batch_search_fields``.
+    """Lucene 9 BM25 through Anserini: ``IndexCollection`` to index, ``SearchCollection`` to run queries.
 
     Documents are indexed pre-tokenised (whitespace analyzer) with title and
     body as separate fields, by ``threads`` indexing threads (Anserini gives
-    each input file to one thread, so the input is written as that many
-    files). Queries are Anserini's bag of words over ``title^boost`` and
-    ``contents``, whose field scores add up (``most_fields``), scored by
-    ``BM25Similarity(k1, b)`` and tied by id. Anserini rounds scores to four
-    decimals before its tie-break.
+    each input file to one thread, so the input is written as that many JSON
+    lines files). A batch of queries is one Anserini run on ``threads``
+    threads, written as a TREC run file and read back: the hits cross from
+    Java in one file instead of one JNI call per hit. Queries are Anserini's
+    bag of words over ``title^boost`` and ``contents``, whose field scores
+    add up (``most_fields``), scored by ``BM25Similarity(k1, b)``, with ties
+    broken by id. Anserini rounds scores to four decimals before that
+    tie-break, and reads each hit's id from Lucene's stored fields.
     """
 
     name = "lucene"
+    RUN_COLUMNS = ("query", "q0", "doc_id", "rank", "score", "tag")
 
     def __init__(self, threads: int = PEER_THREADS) -> None:
         self.threads = threads
@@ -287,26 +297,60 @@ class LuceneIndex:
     def search(self, index: IndexInfo | Path, lang: str, queries: Sequence[str], k: int, config: IndexConfig) -> list[list[Hit]]:
         info = resolve_info(index, self.name, lang, config)
         check_k(k)
-        searcher = _lucene_searcher(str(info.path / "lucene"), config.k1, config.b)
-        texts, ids = self.java.ArrayList(), self.java.ArrayList()
-        for position, query in enumerate(queries):
-            texts.add(query)
-            ids.add(str(position))
-        fields = self.java.HashMap()
-        fields.put("title", self.java.Float(config.title_boost))
-        fields.put("contents", self.java.Float(1.0))
-        found = searcher.batch_search_fields(texts, ids, k, self.threads, fields)
-        return [[(int(hit.docid), float(hit.score)) for hit in found.get(str(position))] for position in range(len(queries))]
+        with tempfile.TemporaryDirectory(prefix="babelbench-lucene-run-") as tmp:
+            topics, run = Path(tmp) / "topics.tsv", Path(tmp) / "run.trec"
+            # Titles hold no tabs or line breaks, the topic file's separators.
+            topics.write_text("".join(f"{position}\t{query}\n" for position, query in enumerate(queries)), encoding="utf-8")
+            args = self.java.SearchArgs()
+            self.java.CmdLineParser(args).parseArgument(
+                "-index", str(info.path / "lucene"), "-topics", str(topics), "-topicreader", "TsvInt",
+                "-output", str(run), "-hits", str(k), "-parallelism", str(self.threads), "-pretokenized",
+                "-bm25", "-bm25.k1", str(config.k1), "-bm25.b", str(config.b),
+                "-fields", f"title={config.title_boost}", "contents=1.0",
+            )
+            searcher = self.java.SearchCollection(args)
+            try:
+                searcher.runTopics()
+            finally:
+                searcher.close()
+            table = pacsv.read_csv(run, read_options=pacsv.ReadOptions(column_names=self.RUN_COLUMNS),
+                                   parse_options=pacsv.ParseOptions(delimiter=" "))
+        return _grouped_hits(table["query"].to_numpy(), table["doc_id"].to_numpy(), table["score"].to_numpy(), len(queries))
 
     def drop(self, index: IndexInfo | Path) -> None:
         shutil.rmtree(index.path if isinstance(index, IndexInfo) else Path(index), ignore_errors=True)
 
 
-@cache
-def _lucene_searcher(path: str, k1: float, b: float) -> Any:
-    searcher = java().SimpleSearcher(path, java().WhitespaceAnalyzer())
-    searcher.set_bm25(k1, b)
-    return searcher
+def _grouped_hits(query: np.ndarray, doc_id: np.ndarray, score: np.ndarray, queries: int) -> list[list[Hit]]:
+    """Hits listed query by query (in rank order within each query) as one list per query position."""
+    order = np.argsort(query, kind="stable")
+    bounds = np.searchsorted(query[order], np.arange(queries + 1))
+    doc_ids, scores = doc_id[order].tolist(), score[order].astype(np.float64).tolist()
+    return [list(zip(doc_ids[start:end], scores[start:end])) for start, end in zip(bounds[:-1], bounds[1:])]
+
+
+def lucene_collect(index: IndexInfo, queries: Sequence[str], k: int, config: IndexConfig) -> int:
+    """Lucene's own top-``k`` collection for each query, on one thread, hits left in Java.
+
+    The same query objects as the Anserini run (its bag-of-words generator
+    over the boosted fields), but ``IndexSearcher.search(query, k)``: Lucene's
+    default collector, which skips documents that cannot enter the top k, and
+    no tie-break, id lookup or run file. A floor for what any Lucene-based
+    miner pays per query; returns the number of queries run.
+    """
+    jvm = java()
+    reader = jvm.DirectoryReader.open(jvm.FSDirectory.open(jvm.File(str(index.path / "lucene")).toPath()))
+    try:
+        searcher = jvm.IndexSearcher(reader, signature="(Lorg/apache/lucene/index/IndexReader;)V")
+        searcher.setSimilarity(jvm.BM25Similarity(config.k1, config.b))
+        generator, analyzer, fields = jvm.BagOfWordsQueryGenerator(), jvm.WhitespaceAnalyzer(), jvm.HashMap()
+        fields.put("title", jvm.Float(config.title_boost))
+        fields.put("contents", jvm.Float(1.0))
+        for query in queries:
+            searcher.search(generator.buildQuery(fields, analyzer, query), k)
+    finally:
+        reader.close()
+    return len(queries)
 
 
 class Bm25sIndex:
@@ -368,9 +412,11 @@ class Bm25sIndex:
         if boost != config.title_boost:
             raise ConfigError(f"the bm25s adapter repeats title terms to boost them, so title_boost must be whole, got {config.title_boost}")
         model, doc_ids = _bm25s_model(str(info.path))
-        terms = [[f"title:{word}" for word in query.lower().split()] * boost + [f"body:{word}" for word in query.lower().split()]
-                 for query in queries]
-        term_ids = [[model.vocab_dict[term] for term in query if term in model.vocab_dict] for query in terms]
+        term_ids = []
+        for query in queries:
+            words = query.lower().split()
+            terms = [f"title:{word}" for word in words] * boost + [f"body:{word}" for word in words]
+            term_ids.append([model.vocab_dict[term] for term in terms if term in model.vocab_dict])
         asked = [position for position, ids in enumerate(term_ids) if ids]
         results: list[list[Hit]] = [[] for _ in queries]
         if asked:
@@ -402,3 +448,259 @@ def peers_registered() -> Iterator[None]:
     finally:
         for name in added:
             registry.BACKENDS.pop(name, None)
+
+
+# -- what is timed -------------------------------------------------------------------------------
+WARMUP_QUERIES = 200  # untimed, before each engine's first timed search: JIT compilers (JVM, Numba) and page cache
+WARMUP_BATCHES = 4  # as many as tasks.compute's local cluster has workers at most
+
+
+@dataclass(frozen=True)
+class Rate:
+    """One variant's best wall-clock time over a known number of documents or queries."""
+
+    seconds: float
+    items: int
+
+    @property
+    def per_s(self) -> float:
+        return per_second(self.items, self.seconds)
+
+
+def timed(label: str, repeat: int, items: int, unit: str, run: Callable[[], Any], *,
+          prepare: Callable[[], None] | None = None) -> tuple[Rate, Timing[Any]]:
+    """Best-of-``repeat`` rate of ``run`` over ``items`` documents or queries."""
+    timing = best_of(label, repeat, run, prepare=prepare)
+    rate = Rate(timing.seconds, items)
+    say(f"  {label}: best {timing.seconds:.2f} s = {rate.per_s:,.0f} {unit}/s")
+    return rate, timing
+
+
+def emptied(folder: Path) -> Callable[[], None]:
+    """Untimed set-up: an empty ``folder`` (the previous run's index or shards removed)."""
+    def reset() -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+    return reset
+
+
+def build(label: str, backend: Any, corpus: Corpus, folder: Path, config: IndexConfig, repeat: int) -> tuple[Rate, IndexInfo]:
+    """Index the corpus ``repeat`` times into a fresh folder; the last index stays for searching."""
+    rate, timing = timed(f"{label} index", repeat, len(corpus.page_ids), "docs",
+                         lambda: backend.build(LANG, corpus.rows(), folder / "index", config), prepare=emptied(folder))
+    return rate, timing.result
+
+
+def search(label: str, backend: Any, info: IndexInfo, corpus: Corpus, repeat: int) -> tuple[Rate, list[list[Hit]]]:
+    """Retrieval only: every query's top k in one ``search`` call, after an untimed warm-up."""
+    backend.search(info.path, LANG, corpus.queries[:WARMUP_QUERIES], CLIR.top_k, INDEX_CONFIG)
+    rate, timing = timed(f"{label} search", repeat, len(corpus.queries), "queries",
+                         lambda: backend.search(info.path, LANG, corpus.queries, CLIR.top_k, INDEX_CONFIG))
+    return rate, timing.result
+
+
+def query_batches(corpus: Corpus, backend: str, index: Path) -> list[QueryBatch]:
+    """The title queries cut into the batches ``mine_language`` hands to workers."""
+    return [
+        QueryBatch(start // QUERY_BATCH, LANG, backend, str(index), tuple(corpus.query_ids[start:start + QUERY_BATCH]),
+                   tuple(corpus.queries[start:start + QUERY_BATCH]))
+        for start in range(0, len(corpus.queries), QUERY_BATCH)
+    ]
+
+
+def mine(batches: Sequence[QueryBatch], lake_root: Path) -> int:
+    """What ``mine_language`` does between reading the titles and registering shards; returns the hit rows written."""
+    directory = cell_dir(lake_root, "retrieval_hits", LANG, FINGERPRINT)
+    shard_lists = compute.map_parallel(mine_batch, batches, index_config=INDEX_CONFIG, clir=CLIR, lake_root=lake_root,
+                                       directory=directory, fingerprint=FINGERPRINT)
+    return sum(shard.rows for shards in shard_lists for shard in shards)
+
+
+def warm_up_batches(batches: Sequence[QueryBatch]) -> list[QueryBatch]:
+    """A few tiny batches, enough to give every worker one: imports and first-call costs are paid before timing."""
+    first, size = batches[0], max(1, WARMUP_QUERIES // WARMUP_BATCHES)
+    return [replace(first, index=part, page_ids=first.page_ids[part * size:(part + 1) * size],
+                    titles=first.titles[part * size:(part + 1) * size]) for part in range(WARMUP_BATCHES)]
+
+
+def bench_mining(label: str, batches: Sequence[QueryBatch], lake_root: Path, queries: int, repeat: int) -> tuple[Rate, int]:
+    mine(warm_up_batches(batches), lake_root)
+    rate, timing = timed(f"{label} mining", repeat, queries, "queries", lambda: mine(batches, lake_root),
+                         prepare=emptied(lake_root))
+    return rate, timing.result
+
+
+def overlap_at(depth: int, ours: Sequence[list[Hit]], reference: Sequence[list[Hit]]) -> float | None:
+    """Mean share of each query's top ``depth`` documents that both rankings hold (1.0: the same sets)."""
+    shares = []
+    for mine_hits, their_hits in zip(ours, reference, strict=True):
+        a, b = {doc for doc, _ in mine_hits[:depth]}, {doc for doc, _ in their_hits[:depth]}
+        size = max(len(a), len(b))
+        shares.append(len(a & b) / size if size else 1.0)
+    return round(float(np.mean(shares)), 4) if shares else None
+
+
+# -- the run -------------------------------------------------------------------------------------
+@dataclass
+class Results:
+    """Rates by variant name, and the other numbers of the JSON line."""
+
+    rates: dict[str, Rate]
+    metrics: dict[str, Any]
+    hits: dict[str, list[list[Hit]]]
+
+
+def bench_ours(corpus: Corpus, workdir: Path, repeat: int, results: Results) -> None:
+    backend = registry.get_backend(OURS)
+    say(f"{OURS}: index, search, mine")
+    results.rates["index"], info = build(f"{OURS}", backend, corpus, workdir / "indexes" / OURS, INDEX_CONFIG, repeat)
+    untruncated = INDEX_CONFIG.model_copy(update={"truncate": False})
+    results.rates["index_no_truncate"], plain = build(f"{OURS} (truncation off)", backend, corpus,
+                                                      workdir / "indexes" / f"{OURS}-no-truncate", untruncated, repeat)
+    backend.drop(plain)
+    results.rates["search_inline"], results.hits[OURS] = search(f"{OURS} (in-process)", backend, info, corpus, repeat)
+    batches = query_batches(corpus, OURS, info.path)
+    lake_root = workdir / "lake"
+    with compute_mode("inline"):
+        results.rates["mining_inline"], rows = bench_mining(f"{OURS} inline", batches, lake_root, len(corpus.queries), repeat)
+    with compute_mode("dask"):
+        started = time.perf_counter()
+        compute.map_parallel(abs, [0])  # start the shared cluster outside the timing: a flow pays this once
+        results.metrics["dask_startup_s"] = round(time.perf_counter() - started, 3)
+        say(f"  dask local cluster ready in {results.metrics['dask_startup_s']:.1f} s")
+        try:
+            results.rates["mining"], _ = bench_mining(f"{OURS} dask", batches, lake_root, len(corpus.queries), repeat)
+        finally:
+            compute.shutdown()  # frees two worker processes' memory before the peers run
+    results.metrics["mining_rows"] = rows
+    shutil.rmtree(lake_root, ignore_errors=True)
+
+
+def bench_peer(name: str, corpus: Corpus, workdir: Path, repeat: int, results: Results) -> None:
+    problem = peer_problem(name)
+    if problem:
+        say(f"{name}: skipped, {problem}")
+        return
+    say(f"{name}: index, search, mine ({PEER_THREADS} threads)")
+    with peers_registered():
+        backend = registry.get_backend(name)
+        results.rates[f"{name}_index"], info = build(name, backend, corpus, workdir / "indexes" / name, INDEX_CONFIG, repeat)
+        results.rates[f"{name}_search"], results.hits[name] = search(name, backend, info, corpus, repeat)
+        if name == "lucene":
+            results.rates["lucene_collect_only"], _ = timed(
+                "lucene collector only (1 thread)", repeat, len(corpus.queries), "queries",
+                lambda: lucene_collect(info, corpus.queries, CLIR.top_k, INDEX_CONFIG))
+        lake_root = workdir / "lake"
+        with compute_mode("inline"):
+            results.rates[f"{name}_mining"], _ = bench_mining(name, query_batches(corpus, name, info.path), lake_root,
+                                                              len(corpus.queries), repeat)
+        shutil.rmtree(lake_root, ignore_errors=True)
+        backend.drop(info)
+
+
+# Each rate's key in the JSON line (the best time is "<prefix>_s", the rate "<prefix>_<unit>") and its label.
+RATE_NAMES: dict[str, tuple[str, str, str]] = {
+    "index": ("index", "docs_per_s", f"{OURS} index (truncation on)"),
+    "index_no_truncate": ("index_no_truncate", "docs_per_s", f"{OURS} index (truncation off)"),
+    "search_inline": ("search_inline", "qps", f"{OURS} search, in-process"),
+    "mining_inline": ("mining_inline", "qps", f"{OURS} mine_batch, inline"),
+    "mining": ("mining", "qps", f"{OURS} mine_batch, Dask"),
+    "lucene_index": ("lucene_index", "docs_per_s", f"lucene index ({PEER_THREADS} threads)"),
+    "lucene_search": ("lucene_search", "qps", f"lucene search ({PEER_THREADS} threads)"),
+    "lucene_collect_only": ("lucene_collect_only", "qps", "lucene collector only, 1 thread"),
+    "lucene_mining": ("lucene_mining", "qps", "lucene mine_batch, inline"),
+    "bm25s_index": ("bm25s_index", "docs_per_s", "bm25s index"),
+    "bm25s_search": ("bm25s_search", "qps", f"bm25s search ({PEER_THREADS} threads)"),
+    "bm25s_mining": ("bm25s_mining", "qps", "bm25s mine_batch, inline"),
+}
+
+
+def ratio(rates: dict[str, Rate], numerator: str, denominator: str) -> float | None:
+    if numerator not in rates or denominator not in rates:
+        return None
+    return round(rates[numerator].per_s / rates[denominator].per_s, 4)
+
+
+def summarise(results: Results) -> tuple[dict[str, Any], dict[str, float | None]]:
+    rates = results.rates
+    metrics = dict(results.metrics)
+    for key, rate in rates.items():
+        prefix, unit, _ = RATE_NAMES[key]
+        metrics[f"{prefix}_s"] = round(rate.seconds, 3)
+        metrics[f"{prefix}_{unit}"] = round(rate.per_s, 1)
+    metrics["mining_target_qps"] = MINING_TARGET_QPS
+    metrics["index_target_docs_per_s"] = INDEX_TARGET_DOCS_S
+    metrics["mining_target_met"] = rates["mining"].per_s >= MINING_TARGET_QPS
+    metrics["index_target_met"] = rates["index"].per_s >= INDEX_TARGET_DOCS_S
+    metrics["mining_comparison"] = "mine_batch end to end (search top-k, normalise, Jenks labels, Parquet shard) for every engine"
+    lucene_hits = results.hits.get("lucene")
+    overlap = overlap_at(AGREEMENT_DEPTH, results.hits[OURS], lucene_hits) if lucene_hits else None
+    if lucene_hits:
+        metrics["overlap_at_100_vs_lucene"] = overlap_at(CLIR.top_k, results.hits[OURS], lucene_hits)
+        if "bm25s" in results.hits:
+            metrics["bm25s_overlap_at_10_vs_lucene"] = overlap_at(AGREEMENT_DEPTH, results.hits["bm25s"], lucene_hits)
+    ratios = {
+        "vs_lucene": ratio(rates, "mining", "lucene_mining"),
+        "vs_bm25s": ratio(rates, "mining", "bm25s_mining"),
+        "inline_vs_lucene": ratio(rates, "mining_inline", "lucene_mining"),
+        "inline_vs_bm25s": ratio(rates, "mining_inline", "bm25s_mining"),
+        "search_vs_lucene": ratio(rates, "search_inline", "lucene_search"),
+        "search_vs_bm25s": ratio(rates, "search_inline", "bm25s_search"),
+        "search_vs_lucene_collector": ratio(rates, "search_inline", "lucene_collect_only"),
+        "index_vs_lucene": ratio(rates, "index", "lucene_index"),
+        "index_vs_bm25s": ratio(rates, "index", "bm25s_index"),
+        "index_no_truncate_vs_lucene": ratio(rates, "index_no_truncate", "lucene_index"),
+        "mining_dask_vs_inline": ratio(rates, "mining", "mining_inline"),
+        "overlap_at_10_vs_lucene": overlap,
+    }
+    return metrics, ratios
+
+
+def print_table(results: Results) -> None:
+    say("")
+    say(f"{'variant':<36} {'best s':>8} {'rate':>14}")
+    for key, (_, unit, label) in RATE_NAMES.items():
+        if key in results.rates:
+            rate = results.rates[key]
+            say(f"{label:<36} {rate.seconds:>8.2f} {rate.per_s:>9,.0f} {'docs/s' if unit == 'docs_per_s' else 'q/s'}")
+    for key, target, unit in (("mining", MINING_TARGET_QPS, "queries/s"), ("index", INDEX_TARGET_DOCS_S, "documents/s")):
+        achieved = results.rates[key].per_s
+        verdict = "met" if achieved >= target else "MISSED"
+        say(f"target {key} >= {target:,.0f} {unit} on 2 cores: {achieved:,.0f} -> {verdict}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=100_000, help="documents in the synthetic corpus")
+    parser.add_argument("--queries", type=int, default=20_000, help="title queries (a sample of the documents' titles)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per variant; the fastest counts")
+    parser.add_argument("--seed", type=int, default=20240601, help="seed of the synthetic corpus")
+    args = parser.parse_args(argv)
+    if args.docs < CLIR.top_k or args.queries < 1 or args.repeat < 1:
+        parser.error(f"--docs must be at least {CLIR.top_k} (the top k), --queries and --repeat at least 1")
+
+    started = time.perf_counter()
+    say(f"corpus: {args.docs:,} documents, {args.queries:,} title queries (seed {args.seed}) ...")
+    corpus = make_corpus(args.docs, args.queries, args.seed)
+    corpus_s = time.perf_counter() - started
+    say(f"  made in {corpus_s:.1f} s")
+    results = Results(rates={}, hits={}, metrics={
+        "docs": args.docs, "queries": len(corpus.queries), "repeat": args.repeat, "seed": args.seed,
+        "cpu_count": os.cpu_count(), "top_k": CLIR.top_k, "query_batch": QUERY_BATCH, "peer_threads": PEER_THREADS,
+        "bm25_k1": INDEX_CONFIG.k1, "bm25_b": INDEX_CONFIG.b, "title_boost": INDEX_CONFIG.title_boost,
+        "corpus_s": round(corpus_s, 1),
+    })
+    with tempfile.TemporaryDirectory(prefix="babelbench-clir-") as tmp:
+        workdir = Path(tmp)
+        bench_ours(corpus, workdir, args.repeat, results)
+        for name in PEERS:
+            bench_peer(name, corpus, workdir, args.repeat, results)
+    metrics, ratios = summarise(results)
+    metrics["total_s"] = round(time.perf_counter() - started, 1)
+    print_table(results)
+    say(f"done in {metrics['total_s']:.0f} s; ratios: " + ", ".join(f"{k} = {v}" for k, v in ratios.items()))
+    emit(BENCHMARK, metrics, ratios)
+
+
+if __name__ == "__main__":
+    main()

@@ -86,6 +86,16 @@ def test_a_timeout_is_retried(server: FakeLLMServer, wh: Warehouse) -> None:
     assert len(server.calls_about("charlie")) == 2
 
 
+def test_an_unreachable_endpoint_fails_each_item_after_its_retries(wh: Warehouse) -> None:
+    with FakeLLMServer() as gone:
+        registry = _registry(gone)
+    sleep = SleepRecorder()
+    results = LLMClient(wh, registry, policy=POLICY, sleep=sleep).run_sync("fake", _prompts("sierra", "tango"), stage="t")
+    assert [r.status for r in results] == ["failed", "failed"]
+    assert all("transient, gave up after 3 attempts" in (r.error or "") and "connection failed" in (r.error or "") for r in results)
+    assert len(sleep.waits) == 2 * (POLICY.attempts - 1)
+
+
 def test_permanent_error_fails_its_item_only_and_is_not_retried(server: FakeLLMServer, wh: Warehouse) -> None:
     server.script("delta", Fault.with_status(400, "context length exceeded"))
     sleep = SleepRecorder()

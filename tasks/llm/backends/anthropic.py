@@ -1,7 +1,9 @@
 """Anthropic's Messages API through the official SDK, an optional dependency.
 
-Chat only.  System messages go into the API's separate ``system`` field; the
-API has no sampling seed, so ``seed`` only distinguishes cache entries.
+Chat only.  System messages go into the API's separate ``system`` field.  The
+Messages API of the SDK this was written against (anthropic 2.12) takes no
+``temperature`` and no ``seed``: both are not sent and only distinguish cache
+entries.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ class AnthropicBackend:
         params: dict[str, Any] = {
             "model": self.spec.model,
             "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
             "messages": [m.model_dump() for m in messages if m.role != "system"],
         }
         system = "\n\n".join(m.content for m in messages if m.role == "system")

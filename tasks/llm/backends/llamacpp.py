@@ -10,6 +10,7 @@ worth retrying.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
 import tempfile
@@ -55,6 +56,7 @@ def packaged_gguf() -> Path:
     os.close(handle)
     try:
         package.assemble(temp_name, overwrite=True)
+        os.chmod(temp_name, 0o644)  # mkstemp makes it private; the model is not a secret
         os.replace(temp_name, target)
     finally:
         Path(temp_name).unlink(missing_ok=True)
@@ -80,8 +82,18 @@ def _load(path: Path) -> tuple[Any, threading.Lock]:
                 model = llama_cpp.Llama(model_path=str(path), n_ctx=N_CTX, n_threads=N_THREADS, seed=LOAD_SEED, verbose=False)
             except ValueError as exc:
                 raise ConfigError(f"{path}: llama.cpp cannot load this model: {exc}") from exc
+            if not _loaded:
+                atexit.register(_close_all)
             _loaded[path] = (model, threading.Lock())
         return _loaded[path]
+
+
+def _close_all() -> None:
+    """Free the models while the interpreter is intact; llama.cpp's finalizers fail once it is being torn down."""
+    with _loading:
+        for model, _ in _loaded.values():
+            model.close()
+        _loaded.clear()
 
 
 class LlamaCppBackend:
