@@ -10,7 +10,6 @@ import csv
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -19,6 +18,8 @@ import typer
 os.environ.setdefault("DO_NOT_TRACK", "1")  # Prefect telemetry cannot reach its host offline
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
+from flows.cli_support import Force, fail, print_table, run_flow, split_list, with_warehouse  # noqa: E402
+from flows.qa_cli import instances_app, qa_app, review_app, translate  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
 
@@ -27,32 +28,16 @@ corpus_app = typer.Typer(help="Download and ingest Wikipedia dumps.", no_args_is
 app.add_typer(corpus_app, name="corpus")
 clir_app = typer.Typer(help="CLIRMatrix-style cross-lingual retrieval collections.", no_args_is_help=True)
 app.add_typer(clir_app, name="clir")
+app.add_typer(qa_app, name="qa")
+app.add_typer(instances_app, name="instances")
+app.add_typer(review_app, name="review")
+app.command("translate")(translate)
 
 
 @app.callback()
 def main(home: Annotated[Optional[Path], typer.Option(help="babelbench home (warehouse, lake, MLflow store).", envvar=HOME_ENV)] = None) -> None:
     """Select the home for every command; ``--home`` wins over ``$BABELBENCH_HOME``."""
     os.environ[HOME_ENV] = str(resolve_home(home))
-
-
-def _fail(exc: BaseException) -> None:
-    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(2)
-
-
-def _run_cells(run: Callable[[], list[dict]]) -> None:
-    """Run a flow that returns stage cells, print them, and exit 1 when any cell failed."""
-    try:
-        rows = run()
-    except BabelbenchError as exc:
-        _fail(exc)
-    _print_table(rows)
-    if any(r["status"] == "failed" for r in rows):
-        raise typer.Exit(1)
-
-
-def _split(value: str) -> list[str]:
-    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 @corpus_app.command("download")
@@ -69,7 +54,7 @@ def corpus_download(
     try:
         result = download(url, target, sha1=sha1, md5=md5, progress=sys.stderr.isatty())
     except BabelbenchError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(json.dumps({"path": str(result.path), "size": result.size, "sha1": result.sha1, "md5": result.md5,
                            "resumed": result.resumed, "attempts": result.attempts}))
 
@@ -82,20 +67,14 @@ def corpus_ingest(
     kind: Annotated[Optional[str], typer.Option(help="cirrus | xml.")] = None,
     max_docs: Annotated[Optional[int], typer.Option(help="Keep the first N documents per language.")] = None,
     sitelinks: Annotated[str, typer.Option(help="auto | cirrus | page_props | wikidata | none.")] = "auto",
-    force: Annotated[Optional[list[str]], typer.Option(help="Recompute STAGE and what depends on it (repeatable).")] = None,
+    force: Force = None,
 ) -> None:
     """Build documents and sitelinks for each language (cached per language cell)."""
-    from pydantic import ValidationError
-
     from flows.corpus import CorpusParams, corpus_flow
 
-    try:
-        params = CorpusParams(langs=_split(lang), source=source, date=date, kind=kind, max_docs=max_docs,
-                              sitelinks=sitelinks, home=os.environ[HOME_ENV], force=force or [],
-                              progress=sys.stderr.isatty())
-    except ValidationError as exc:
-        _fail(exc)
-    _run_cells(lambda: corpus_flow(params))
+    run_flow(corpus_flow, lambda: CorpusParams(
+        langs=split_list(lang), source=source, date=date, kind=kind, max_docs=max_docs, sitelinks=sitelinks,
+        home=os.environ[HOME_ENV], force=force or [], progress=sys.stderr.isatty()))
 
 
 @clir_app.command("build")
@@ -106,19 +85,15 @@ def clir_build(
     top_k: Annotated[int, typer.Option(help="Hits per title query, and padding size.")] = 100,
     backend: Annotated[str, typer.Option(help="tantivy | elasticsearch.")] = "tantivy",
     min_documents: Annotated[int, typer.Option(help="Skip languages with fewer articles.")] = 10_000,
-    force: Annotated[Optional[list[str]], typer.Option(help="Recompute STAGE and what depends on it (repeatable).")] = None,
+    force: Force = None,
 ) -> None:
     """Index, mine and label title queries, project labels into BI (and MULTI) qrels."""
     from flows.clir import ClirBuildParams, clir_build_flow
     from tasks.pairing.config import ClirConfig
 
-    try:
-        params = ClirBuildParams(name=name, langs=_split(langs), multi=multi, backend=backend,
-                                 clir=ClirConfig(top_k=top_k, min_documents=min_documents),
-                                 home=os.environ[HOME_ENV], force=force or [])
-    except ValueError as exc:
-        _fail(exc)
-    _run_cells(lambda: clir_build_flow(params))
+    run_flow(clir_build_flow, lambda: ClirBuildParams(
+        name=name, langs=split_list(langs), multi=multi, backend=backend,
+        clir=ClirConfig(top_k=top_k, min_documents=min_documents), home=os.environ[HOME_ENV], force=force or []))
 
 
 @clir_app.command("eval")
@@ -138,7 +113,7 @@ def clir_eval(
         metrics = clir_eval_flow(ClirEvalParams(name=name, ranker=ranker, rerank=rerank, split=split, k=k,
                                                 backend=backend, home=os.environ[HOME_ENV]))
     except (BabelbenchError, ValueError) as exc:
-        _fail(exc)
+        fail(exc)
     for row in metrics:
         if row["metric"] == "ndcg@10":
             typer.echo(f"{row['src_lang']:>4} > {row['tgt_lang']:<4} ndcg@10 {row['value']:.4f}"
@@ -153,17 +128,12 @@ def clir_export(
     """Write the collection as CLIRMatrix JSON Lines (per direction and split) and doc TSVs."""
     from tasks.pairing.export import validate_export
     from tasks.pairing.publish import export_collection
-    from tasks.warehouse.db import Warehouse
 
-    try:
-        with Warehouse(resolve_home(), read_only=True) as wh:
-            written = export_collection(wh, name, out)
-    except BabelbenchError as exc:
-        _fail(exc)
+    written = with_warehouse(lambda wh: export_collection(wh, name, out), read_only=True)
     problems = validate_export(out / name)
     typer.echo(f"wrote {len(written)} files under {out / name}")
     if problems:
-        _fail(BabelbenchError("export does not validate: " + "; ".join(problems[:5])))
+        fail(BabelbenchError("export does not validate: " + "; ".join(problems[:5])))
 
 
 @app.command("sql")
@@ -177,24 +147,13 @@ def sql(query: str, as_json: Annotated[bool, typer.Option("--json", help="Print 
         with Warehouse(resolve_home(), read_only=True) as wh:
             columns, rows = wh.query_with_columns(query)
     except (BabelbenchError, duckdb.Error) as exc:
-        _fail(exc)
+        fail(exc)
     if as_json:
         typer.echo(json.dumps([dict(zip(columns, row)) for row in rows], ensure_ascii=False, default=str))
         return
     writer = csv.writer(sys.stdout)
     writer.writerow(columns)
     writer.writerows(rows)
-
-
-def _print_table(rows: list[dict]) -> None:
-    """Stage cells as aligned columns, for operators reading a terminal."""
-    if not rows:
-        return
-    columns = ["stage", "cell", "status", "rows", "issues", "fingerprint", "message"]
-    widths = {c: max(len(c), *(len(str(r.get(c) if r.get(c) is not None else "")) for r in rows)) for c in columns[:-1]}
-    typer.echo("  ".join(c.ljust(widths.get(c, 0)) for c in columns))
-    for r in rows:
-        typer.echo("  ".join(str(r.get(c) if r.get(c) is not None else "").ljust(widths.get(c, 0)) for c in columns))
 
 
 @app.command("demo")
@@ -205,8 +164,8 @@ def demo() -> None:
     try:
         report = run_demo(resolve_home())
     except BabelbenchError as exc:
-        _fail(exc)
-    _print_table(report.rows)
+        fail(exc)
+    print_table(report.rows)
     typer.echo(report.text)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
+from flows.demo_qa import qa_summary, run_qa_demo
 from tasks.metrics.stages import ClirEvalParams
 from tasks.pairing.config import ClirConfig
 from tasks.sample.mirror import build_sample_mirror
@@ -37,7 +38,9 @@ def run_demo(home: Path) -> DemoReport:
     rows += clir_build_flow(ClirBuildParams(name=DEMO_COLLECTION, langs=langs, multi=True, clir=clir, home=str(home)))
     metrics = clir_eval_flow(ClirEvalParams(name=DEMO_COLLECTION, ranker="bm25", split="all", home=str(home)))
     mean = next(m for m in metrics if m["metric"] == "ndcg@10" and m["src_lang"] == "all")
+    rows += run_qa_demo(home, langs)
     with Warehouse(home) as wh:
+        qa_columns, qa_rows = qa_summary(wh)
         columns, summary = wh.query_with_columns("SELECT * FROM corpus_summary")
         collection = wh.query("SELECT collection, count(DISTINCT src_lang || tgt_lang), count(DISTINCT src_lang || query_id),"
                               " count(*) FROM clir_qrels WHERE collection LIKE ? GROUP BY ALL ORDER BY 1", [f"{DEMO_COLLECTION}%"])
@@ -50,14 +53,21 @@ CLIR collections (BI: every ordered pair; MULTI: topics in all languages):
 {_table(["collection", "directions", "queries", "qrels"], collection)}
 Cross-lingual BM25 on them: mean NDCG@10 {mean['value']:.3f} (95% CI {mean['ci_low']:.3f}-{mean['ci_high']:.3f}) over {mean['n_queries']} directions
 
+QA benchmarks written by the local model (parse / QC / gate statuses; instances per setting and language):
+{_table(qa_columns, qa_rows)}
+
 Where to look:
   warehouse   {home / 'warehouse.duckdb'}
               babelbench --home {home} sql "SELECT * FROM corpus_summary"
               babelbench --home {home} sql "SELECT stage, cell, status, rows, issues FROM stage_runs"
               babelbench --home {home} sql "SELECT * FROM eval_metrics WHERE metric = 'ndcg@10'"
+              babelbench --home {home} sql "SELECT item_id, qc_status, question, answer FROM qa_status"
+              babelbench --home {home} sql "SELECT item_id, tgt_lang, gate, reason FROM translations"
   export      babelbench --home {home} clir export --name {DEMO_COLLECTION} --out ./clir-export
+  instances   {home / 'exports'}  (<benchmark>/<setting>.<lang>.jsonl)
+  review      babelbench --home {home} review export --benchmark eclektic --out review.csv
   MLflow UI   mlflow ui --backend-store-uri {tracking_uri(home)}
-  Prefect UI  prefect server start   (then http://127.0.0.1:4200 — flow runs corpus, clir-build, clir-eval)
+  Prefect UI  prefect server start   (then http://127.0.0.1:4200 — flow runs corpus, clir-build, clir-eval, qa-build, translate, instances)
   sample      {mirror.root}  (a dumps.wikimedia.org-style mirror: CirrusSearch, XML multistream, page_props, Wikidata)
 """
     return DemoReport(rows, text)

@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_llm_server import FakeLLMServer
+
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# Stage code logs outside flow runs in unit tests; the API log handler need not complain about it.
+os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 # Parse in-process by default (fast); the tests of the Dask path switch it on themselves.
 os.environ.setdefault("BABELBENCH_COMPUTE", "inline")
 
@@ -41,4 +45,36 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "home"
     monkeypatch.setenv("BABELBENCH_HOME", str(path))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    return path
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    """A loopback OpenAI-compatible endpoint for one test (see tests/fake_llm_server.py)."""
+    with FakeLLMServer(lifetime=300) as fake:
+        yield fake
+
+
+SAMPLE_LANGS = ("en", "de", "fr", "ja", "zh")
+
+
+@pytest.fixture(scope="session")
+def sample_corpus(tmp_path_factory: pytest.TempPathFactory, prefect_api: None) -> Path:
+    """A home holding the bundled sample's five languages, ingested once per session; copy it before writing."""
+    from flows.corpus import CorpusParams, corpus_flow
+    from tasks.sample.mirror import build_sample_mirror
+
+    mirror = build_sample_mirror(tmp_path_factory.mktemp("sample-mirror"))
+    path = tmp_path_factory.mktemp("sample-corpus")
+    corpus_flow(CorpusParams(langs=list(SAMPLE_LANGS), source=mirror.root.as_uri(), home=str(path), progress=False))
+    return path
+
+
+@pytest.fixture
+def sample_home(sample_corpus: Path, tmp_path: Path) -> Path:
+    """A private, writable copy of the ingested sample for one test."""
+    import shutil
+
+    path = tmp_path / "sample-home"
+    shutil.copytree(sample_corpus, path)
     return path

@@ -18,21 +18,25 @@ after ``lifetime`` seconds.
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+
+from tests.loopback_http import BackgroundServer, QuietServer
+
+if TYPE_CHECKING:
+    from tasks.llm import LLMClient
+    from tasks.warehouse.db import Warehouse
 
 
 @dataclass(frozen=True)
 class Fault:
     """One scripted answer that is not the normal success."""
 
-    kind: str  # status | hang | malformed | garbage
+    kind: str  # status | hang | malformed | garbage | text
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     message: str = ""
@@ -52,6 +56,11 @@ class Fault:
     def malformed(cls) -> Fault:
         """A 200 whose JSON body lacks ``choices``, as a confused proxy might send."""
         return cls("malformed")
+
+    @classmethod
+    def text(cls, reply: str) -> Fault:
+        """A well-formed 200 whose answer is ``reply``: a model that answers wrongly (wrong language, bad format)."""
+        return cls("text", message=reply)
 
     @classmethod
     def garbage(cls) -> Fault:
@@ -99,7 +108,7 @@ class _State:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 5
-    server: _Server
+    server: QuietServer
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature of the base class
         """Quiet: the request log is ``FakeLLMServer.calls``."""
@@ -138,7 +147,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_bytes(200, b'{"choices": [{"text": "cut o', {"Content-Type": "application/json"})
             return
         time.sleep(state.delay)
-        self._send_json(200, _completion(self.path, body, reply_text(prompt)))
+        text = fault.message if fault is not None and fault.kind == "text" else reply_text(prompt)
+        self._send_json(200, _completion(self.path, body, text))
 
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         self._send_bytes(status, json.dumps(payload).encode(), {"Content-Type": "application/json"} | (headers or {}))
@@ -164,51 +174,20 @@ def _completion(path: str, body: dict[str, Any], text: str) -> dict[str, Any]:
     return common | {"object": "text_completion", "choices": [choice]}
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, state: _State) -> None:
-        self.state = state
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        """Quiet when a client hangs up first (what timeout tests do); report anything else."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-class FakeLLMServer:
+class FakeLLMServer(BackgroundServer):
     """Context manager: ``with FakeLLMServer(delay=0.05) as server: ... server.base_url``."""
 
     def __init__(self, *, delay: float = 0.0, lifetime: float = 60.0) -> None:
         self._state = _State(delay)
-        self._server = _Server(self._state)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._deadline = threading.Timer(lifetime, self.stop)
-        self._deadline.daemon = True
+        super().__init__(QuietServer(self._state, _Handler), lifetime)
 
-    def __enter__(self) -> FakeLLMServer:
-        self._thread.start()
-        self._deadline.start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        if self._state.stopping.is_set():
-            return
-        self._state.stopping.set()  # releases hanging handlers
-        self._deadline.cancel()
-        self._server.shutdown()
-        self._server.server_close()
+    def release(self) -> None:
+        self._state.stopping.set()  # hanging handlers return
 
     @property
     def base_url(self) -> str:
         """What an OpenAI SDK client takes as ``base_url``."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return self.root_url + "/v1"
 
     def script(self, prompt_contains: str, *faults: Fault) -> None:
         """Answer the next requests whose prompt contains ``prompt_contains`` with ``faults``, then normally."""
@@ -227,3 +206,21 @@ class FakeLLMServer:
     def max_in_flight(self) -> int:
         with self._state.lock:
             return self._state.max_in_flight
+
+
+class NoSleep:
+    """Stands in for ``asyncio.sleep`` in a client under test: retries wait for nothing."""
+
+    async def __call__(self, seconds: float) -> None:
+        return None
+
+
+def fake_client(wh: Warehouse, server: FakeLLMServer, **overrides: Any) -> LLMClient:
+    """A client whose only model, ``fake``, is ``server`` (a chat model); retries are quick and never sleep."""
+    from tasks.dumps.download import RetryPolicy
+    from tasks.llm import LLMClient, ModelSpec, Registry
+
+    fields = {"name": "fake", "backend": "openai", "model": "m", "base_url": server.base_url, "mode": "chat",
+              "max_concurrency": 4, "timeout": 10.0} | overrides
+    return LLMClient(wh, Registry(models=(ModelSpec(**fields),), source="test"),
+                     policy=RetryPolicy(attempts=3, initial_delay=0.01, max_delay=1.0, jitter=0.0), sleep=NoSleep())

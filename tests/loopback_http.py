@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 from urllib.parse import quote, unquote, urlsplit
 
 
@@ -84,7 +85,7 @@ def _index_page(directory: Path, url_path: str) -> bytes:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 5  # idle keep-alive connections end on their own
-    server: _Server
+    server: QuietServer
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature of the base class
         """Keep test output quiet; the request log is in ``LoopbackServer.requests``."""
@@ -146,13 +147,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-class _Server(ThreadingHTTPServer):
+class QuietServer(ThreadingHTTPServer):
+    """A threaded HTTP server on 127.0.0.1 and an ephemeral port; handlers reach the test's state as ``server.state``."""
+
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, state: _State) -> None:
+    def __init__(self, state: object, handler: type[BaseHTTPRequestHandler]) -> None:
         self.state = state
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(("127.0.0.1", 0), handler)
 
     def handle_error(self, request: object, client_address: object) -> None:
         """Stay quiet when a client hangs up first (what timeout tests do); report anything else."""
@@ -160,18 +163,18 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class LoopbackServer:
-    """Context manager: ``with LoopbackServer(files={...}, root=tmp_path) as server: ...``."""
+class BackgroundServer:
+    """Serves a :class:`QuietServer` on a daemon thread for a ``with`` block, and at most ``lifetime`` seconds
+    so that a stuck test cannot leave it running."""
 
-    def __init__(self, files: dict[str, bytes] | None = None, root: Path | None = None, lifetime: float = 60.0) -> None:
-        self._state = _State(files or {}, root)
-        self._server = _Server(self._state)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    def __init__(self, server: QuietServer, lifetime: float) -> None:
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._deadline = threading.Timer(lifetime, self.stop)
         self._deadline.daemon = True
         self._stopped = threading.Event()
 
-    def __enter__(self) -> LoopbackServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         self._deadline.start()
         return self
@@ -183,14 +186,30 @@ class LoopbackServer:
         if self._stopped.is_set():
             return
         self._stopped.set()
+        self.release()
         self._deadline.cancel()
         self._server.shutdown()
         self._server.server_close()
 
+    def release(self) -> None:
+        """Called first on stop: let handlers that are still waiting finish."""
+
     @property
-    def base_url(self) -> str:
+    def root_url(self) -> str:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
+
+
+class LoopbackServer(BackgroundServer):
+    """Context manager: ``with LoopbackServer(files={...}, root=tmp_path) as server: ...``."""
+
+    def __init__(self, files: dict[str, bytes] | None = None, root: Path | None = None, lifetime: float = 60.0) -> None:
+        self._state = _State(files or {}, root)
+        super().__init__(QuietServer(self._state, _Handler), lifetime)
+
+    @property
+    def base_url(self) -> str:
+        return self.root_url
 
     def url(self, path: str) -> str:
         return self.base_url + path

@@ -34,12 +34,6 @@ class SleepRecorder:
 
 
 @pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer(lifetime=30) as fake:
-        yield fake
-
-
-@pytest.fixture
 def wh(tmp_path: Path) -> Iterator[Warehouse]:
     with Warehouse(tmp_path / "home") as warehouse:
         yield warehouse

@@ -152,3 +152,16 @@ def test_templates_render_strictly_and_hash_their_file_text() -> None:
         render("example_capital")
     with pytest.raises(ConfigError, match=r"no prompt template 'missing'.*known: .*example_capital"):
         render("missing")
+
+
+def test_the_readme_registry_example_loads_as_documented(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "models.yaml"
+    path.write_text(block)
+    registry = load_registry(path)
+    assert registry.names == ["qwen", "gpt-4o-mini"]
+    qwen, hosted = registry.models
+    assert (qwen.backend, qwen.mode, qwen.base_url, qwen.rpm, qwen.tpm) == ("openai", "chat", "http://127.0.0.1:8000/v1", 600, 200000)
+    # 1M input tokens at $0.15 and 1M output tokens at $0.60
+    assert hosted.api_key_env == "OPENAI_API_KEY" and hosted.cost_usd(1_000_000, 1_000_000) == pytest.approx(0.75)

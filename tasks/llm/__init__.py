@@ -7,9 +7,9 @@ SDKs (openai, llama-cpp-python, anthropic) are imported only when a model of
 theirs is called.
 """
 
-from tasks.llm.budget import Budget, estimate_cost
+from tasks.llm.budget import Budget, BudgetLedger, estimate_cost, run_ledger
 from tasks.llm.client import LLMClient
-from tasks.llm.prompts import render, template_hash
+from tasks.llm.prompts import prompt_request, render, template_hash
 from tasks.llm.registry import ModelSpec, Registry, load_registry
 from tasks.llm.types import (
     CallResult,
@@ -24,6 +24,7 @@ from tasks.llm.types import (
 
 __all__ = [
     "Budget",
+    "BudgetLedger",
     "CallResult",
     "ChatMessage",
     "LLMClient",
@@ -37,6 +38,8 @@ __all__ = [
     "TransientLLMError",
     "estimate_cost",
     "load_registry",
+    "prompt_request",
     "render",
+    "run_ledger",
     "template_hash",
 ]

@@ -11,6 +11,7 @@ provider's reported usage.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -61,51 +62,67 @@ class _Reservation:
 
 
 class BudgetLedger:
-    """What a run has spent and has in flight against its :class:`Budget`.
+    """What a run has spent and has in flight against its :class:`Budget`, over every model it calls.
 
     A call reserves its estimate before it starts and settles to its actual
     usage when it ends, so concurrent calls cannot jointly overshoot.  The
     first refusal is final for the run: the stage stops rather than filling
-    the remaining room with whichever later requests happen to be small.
+    the remaining room with whichever later requests happen to be small.  One
+    ledger can be shared by the batches and stages of a flow run (see
+    :func:`run_ledger`); a lock keeps it exact when stage tasks run in threads.
     """
 
-    def __init__(self, budget: Budget | None, spec: ModelSpec) -> None:
+    def __init__(self, budget: Budget | None) -> None:
         self.budget = budget or Budget()
-        self.spec = spec
         self.calls = 0
         self.tokens = 0
         self.usd = 0.0
         self.exhausted = False
         self._reserved_tokens = 0
         self._reserved_usd = 0.0
+        self._lock = threading.Lock()
 
-    def reserve(self, request: LLMRequest) -> _Reservation | None:
+    def reserve(self, request: LLMRequest, spec: ModelSpec) -> _Reservation | None:
         """Room for one more call, or None when it could exceed a limit (and from then on)."""
-        if self.exhausted:
-            return None
         tokens = estimated_tokens(request)
-        usd = self.spec.cost_usd(estimated_input_tokens(request), request.max_tokens)
+        usd = spec.cost_usd(estimated_input_tokens(request), request.max_tokens)
         limits = self.budget
-        over = (
-            (limits.max_calls is not None and self.calls + 1 > limits.max_calls)
-            or (limits.max_tokens is not None and self.tokens + self._reserved_tokens + tokens > limits.max_tokens)
-            or (limits.max_usd is not None and self.usd + self._reserved_usd + usd > limits.max_usd)
-        )
-        if over:
-            self.exhausted = True
-            log.warning(
-                "budget reached after %d calls, %d tokens, $%.4f (limits: %s); the remaining requests are skipped",
-                self.calls, self.tokens, self.usd, limits.model_dump(exclude_none=True),
+        with self._lock:
+            if self.exhausted:
+                return None
+            over = (
+                (limits.max_calls is not None and self.calls + 1 > limits.max_calls)
+                or (limits.max_tokens is not None and self.tokens + self._reserved_tokens + tokens > limits.max_tokens)
+                or (limits.max_usd is not None and self.usd + self._reserved_usd + usd > limits.max_usd)
             )
-            return None
-        self.calls += 1
-        self._reserved_tokens += tokens
-        self._reserved_usd += usd
+            if over:
+                self.exhausted = True
+                log.warning(
+                    "budget reached after %d calls, %d tokens, $%.4f (limits: %s); the remaining requests are skipped",
+                    self.calls, self.tokens, self.usd, limits.model_dump(exclude_none=True),
+                )
+                return None
+            self.calls += 1
+            self._reserved_tokens += tokens
+            self._reserved_usd += usd
         return _Reservation(tokens, usd)
 
     def settle(self, reservation: _Reservation, tokens: int, usd: float) -> None:
         """Replace a call's estimate by what it actually used (zero for a failed call)."""
-        self._reserved_tokens -= reservation.tokens
-        self._reserved_usd -= reservation.usd
-        self.tokens += tokens
-        self.usd += usd
+        with self._lock:
+            self._reserved_tokens -= reservation.tokens
+            self._reserved_usd -= reservation.usd
+            self.tokens += tokens
+            self.usd += usd
+
+
+_run_ledgers: dict[str, BudgetLedger] = {}
+_run_ledgers_lock = threading.Lock()
+
+
+def run_ledger(run_id: str, budget: Budget | None) -> BudgetLedger:
+    """The one ledger of flow run ``run_id``: every stage of the run spends from the same budget."""
+    with _run_ledgers_lock:
+        if run_id not in _run_ledgers:
+            _run_ledgers[run_id] = BudgetLedger(budget)
+        return _run_ledgers[run_id]

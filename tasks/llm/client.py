@@ -85,9 +85,14 @@ class LLMClient:
         )
 
     async def run(
-        self, model_name: str, requests: Sequence[LLMRequest], *, stage: str, budget: Budget | None = None
+        self, model_name: str, requests: Sequence[LLMRequest], *, stage: str, budget: Budget | BudgetLedger | None = None
     ) -> list[CallResult]:
-        """One result per request, in order; identical requests share one call and one result."""
+        """One result per request, in order; identical requests share one call and one result.
+
+        ``budget`` is a :class:`Budget` for this batch alone, or a :class:`BudgetLedger`
+        shared with the other batches of a stage or flow run.  Before the first
+        paid call the estimate of what the batch may cost is logged.
+        """
         spec = self.registry.get(model_name)
         _check_modes(spec, requests)
         keys = [request_hash(spec, request) for request in requests]
@@ -99,13 +104,17 @@ class LLMClient:
             if key not in outcomes:
                 pending.setdefault(key, request)
         if pending:
-            outcomes |= await self._call_all(spec, pending, stage, BudgetLedger(budget, spec))
+            tokens, usd = estimate_cost(spec, list(pending.values()))
+            log.info("%s on %s: %d calls to make (%d cached), at most ~%d tokens, ~$%.4f",
+                     stage, model_name, len(pending), len(outcomes), tokens, usd)
+            ledger = budget if isinstance(budget, BudgetLedger) else BudgetLedger(budget)
+            outcomes |= await self._call_all(spec, pending, stage, ledger)
         results = [outcomes[key] for key in keys]
         _log_summary(model_name, stage, results)
         return results
 
     def run_sync(
-        self, model_name: str, requests: Sequence[LLMRequest], *, stage: str, budget: Budget | None = None
+        self, model_name: str, requests: Sequence[LLMRequest], *, stage: str, budget: Budget | BudgetLedger | None = None
     ) -> list[CallResult]:
         """:meth:`run` from synchronous code (a plain Prefect task); not from inside a running event loop."""
         return asyncio.run(self.run(model_name, requests, stage=stage, budget=budget))
@@ -146,7 +155,7 @@ class LLMClient:
         self, backend: Backend, spec: ModelSpec, key: str, request: LLMRequest, stage: str,
         ledger: BudgetLedger, pacer: _Pacer,
     ) -> CallResult:
-        reservation = ledger.reserve(request)
+        reservation = ledger.reserve(request, spec)
         if reservation is None:
             return CallResult("skipped_budget", key)
         retrying = AsyncRetrying(

@@ -15,6 +15,8 @@ from typing import Any
 import jinja2
 
 from tasks.errors import ConfigError
+from tasks.llm.registry import ModelSpec
+from tasks.llm.types import ChatMessage, LLMRequest
 
 SUFFIX = ".j2"
 
@@ -62,3 +64,20 @@ def render(name: str, **variables: Any) -> str:
 
 def available_templates() -> list[str]:
     return sorted(n.removesuffix(SUFFIX) for n in _environment().list_templates(extensions=[SUFFIX.lstrip(".")]))
+
+
+def prompt_request(
+    spec: ModelSpec, template: str, *, max_tokens: int, stop: tuple[str, ...] | None = None, seed: int | None = None,
+    **variables: Any,
+) -> LLMRequest:
+    """One step's request for ``spec``: the rendered template as a prompt, or as the user message of a chat.
+
+    Templates are written to work both ways: an instruction followed by worked
+    examples and an open slot that a base model continues and a chat model
+    answers.  ``chat`` is passed to the template so it can drop the open slot's
+    trailing label for chat models, which answer better without it.
+    """
+    text = render(template, chat=spec.mode == "chat", **variables)
+    if spec.mode == "chat":
+        return LLMRequest(messages=(ChatMessage(role="user", content=text),), max_tokens=max_tokens, stop=stop, seed=seed)
+    return LLMRequest(prompt=text, max_tokens=max_tokens, stop=stop, seed=seed)

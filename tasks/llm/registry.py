@@ -4,23 +4,8 @@ A YAML file with a top-level ``models:`` list, found at ``$BABELBENCH_MODELS``,
 else ``$BABELBENCH_HOME/models.yaml``, else a built-in registry holding only
 the local demo model — so a laptop run needs no file at all, and pointing the
 project at any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, a
-hosted API) is an entry in that file, not a code change::
-
-    models:
-      - name: qwen-vllm
-        backend: openai
-        model: Qwen/Qwen2.5-7B-Instruct
-        base_url: http://gpu-box:8000/v1
-        mode: chat
-        max_concurrency: 16
-      - name: gpt-4o
-        backend: openai
-        model: gpt-4o
-        api_key_env: OPENAI_API_KEY
-        rpm: 500
-        tpm: 30000
-        price_in: 2.5
-        price_out: 10
+hosted API) is an entry in that file, not a code change (the README's "QA
+recipes and models" section has an example).
 
 Errors name the file, the entry (position, line and name) and the field.
 """

@@ -17,19 +17,17 @@ with ids as strings and labels as ints 0-6; each TSV line is
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
 from tasks.errors import InputFormatError
 from tasks.pairing.config import SELF_LABEL
+from tasks.warehouse.atomic import atomic_text
 
 #: Characters that some TSV readers take as a field or line break (str.splitlines breaks at all but TAB).
 _BREAKS = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -81,25 +79,10 @@ def docs_path(out: Path, collection: str, lang: str) -> Path:
     return Path(out) / _check_name("collection", collection) / "docs" / f"{_check_name('language', lang)}.tsv"
 
 
-@contextmanager
-def _atomic_text(path: Path) -> Iterator[IO[str]]:
-    """A text file that appears at ``path`` only when complete, so a killed export leaves the old file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
-            yield handle
-        os.chmod(temp, 0o644)  # mkstemp's 0600 would hide the export from other readers
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def write_qrels_jsonl(path: Path, records: Iterable[QueryRecord]) -> int:
     """Write query records as JSON Lines, atomically; returns the number of records."""
     count = 0
-    with _atomic_text(Path(path)) as handle:
+    with atomic_text(Path(path)) as handle:
         for record in records:
             line = {"src_id": record.src_id, "src_query": record.src_query,
                     "tgt_results": [[doc_id, label] for doc_id, label in record.tgt_results]}
@@ -117,7 +100,7 @@ def write_docs_tsv(path: Path, docs: Iterable[tuple[str, str]]) -> int:
     reads the same. A doc id holding such a character is an error.
     """
     count = 0
-    with _atomic_text(Path(path)) as handle:
+    with atomic_text(Path(path)) as handle:
         for doc_id, text in docs:
             if not isinstance(doc_id, str) or not doc_id or _BREAKS.search(doc_id):
                 raise ValueError(f"{path}: doc id {doc_id!r} must be a non-empty string without tabs or line breaks")

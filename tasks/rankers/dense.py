@@ -49,7 +49,8 @@ class DenseRanker:
 
         return SentenceTransformer(self.model_name, device="cpu")
 
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``texts``; queries and cached documents go through this same path, so they compare."""
         return np.asarray(self.model.encode(list(texts), batch_size=64, normalize_embeddings=True,
                                             show_progress_bar=len(texts) > 1000), dtype=np.float32)
 
@@ -65,7 +66,7 @@ class DenseRanker:
             return cached["ids"], cached["vectors"]
         rows = wh.query(articles_sql("page_id, title, text"), [lang])
         ids = np.array([page_id for page_id, _, _ in rows], dtype=np.int64)
-        vectors = self._encode([f"{title}\n{truncate(text or '', lang)}" for _, title, text in rows])
+        vectors = self.encode([f"{title}\n{truncate(text or '', lang)}" for _, title, text in rows])
         _save_npz_atomic(cache, ids=ids, vectors=vectors)
         log.info("encoded %d %s documents with %s", len(ids), lang, self.model_name)
         return ids, vectors
@@ -74,7 +75,7 @@ class DenseRanker:
         ids, vectors = self.document_vectors(wh, tgt)
         if not len(ids) or not queries:
             return {query_id: [] for query_id, _ in queries}
-        hits = top_k(self._encode([text for _, text in queries]), vectors, ids, k)
+        hits = top_k(self.encode([text for _, text in queries]), vectors, ids, k)
         return {query_id: result for (query_id, _), result in zip(queries, hits, strict=True)}
 
 

@@ -1,0 +1,115 @@
+"""``babelbench qa``, ``translate``, ``instances`` and ``review``: the QA benchmark commands."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from flows.cli_support import Force, run_flow, split_list, with_warehouse
+from tasks.settings import HOME_ENV
+
+qa_app = typer.Typer(help="Generate QA items (ECLEKTIC, XRAG) with quality control.", no_args_is_help=True)
+instances_app = typer.Typer(help="Assemble benchmark instances per setting and export them.", no_args_is_help=True)
+review_app = typer.Typer(help="Human review of QA items: export a sheet, import the decisions.", no_args_is_help=True)
+
+MaxCalls = Annotated[Optional[int], typer.Option(help="Stop before more than N paid model calls in this run.")]
+MaxTokens = Annotated[Optional[int], typer.Option(help="Stop before more than N tokens (in + out) in this run.")]
+MaxUsd = Annotated[Optional[float], typer.Option(help="Stop before spending more than this many USD in this run.")]
+
+
+def _budget(max_calls: int | None, max_tokens: int | None, max_usd: float | None):  # noqa: ANN202 - Budget, imported lazily
+    from tasks.llm import Budget
+
+    return Budget(max_calls=max_calls, max_tokens=max_tokens, max_usd=max_usd)
+
+
+@qa_app.command("build")
+def qa_build(
+    recipe: Annotated[str, typer.Option(help="eclektic | xrag.")],
+    langs: Annotated[str, typer.Option(help="Languages, comma-separated (XRAG: the pivot, en, first).")],
+    generator: Annotated[str, typer.Option(help="Registry name of the generating model.")] = "local",
+    judge: Annotated[Optional[str], typer.Option(help="Registry name of the QC pre-screen model (default: the generator).")] = None,
+    benchmark: Annotated[Optional[str], typer.Option(help="Benchmark name (default: the recipe).")] = None,
+    per_lang: Annotated[int, typer.Option(help="ECLEKTIC: articles sampled per language.")] = 100,
+    max_pairs: Annotated[int, typer.Option(help="XRAG: related pairs kept per pair kind.")] = 50,
+    qtypes: Annotated[str, typer.Option(help="XRAG: question types, comma-separated.")] = "aggregation,comparison,multihop,set",
+    prescreen: Annotated[bool, typer.Option(help="Run the LLM pre-screen.")] = True,
+    max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: Force = None,
+) -> None:
+    """Generate QA items; every item is stored with its parse status and QC decisions."""
+    from flows.qa import QaBuildParams, qa_build_flow
+    from tasks.qa.eclektic import EclekticConfig
+    from tasks.qa.xrag_config import XragConfig
+
+    run_flow(qa_build_flow, lambda: QaBuildParams(
+        recipe=recipe, benchmark=benchmark, langs=split_list(langs), generator=generator, judge=judge,
+        prescreen=prescreen, budget=_budget(max_calls, max_tokens, max_usd), eclektic=EclekticConfig(per_lang=per_lang),
+        xrag=XragConfig(max_pairs=max_pairs, question_types=tuple(split_list(qtypes))),
+        home=os.environ[HOME_ENV], force=force or []))
+
+
+def translate(
+    benchmark: Annotated[str, typer.Option(help="Benchmark name.")],
+    to: Annotated[str, typer.Option("--to", help="Target languages, comma-separated.")],
+    translator: Annotated[str, typer.Option(help="Registry name of the translating model.")] = "local",
+    min_chrf: Annotated[Optional[float], typer.Option(help="Round-trip chrF threshold of the gate (0-100).")] = None,
+    max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: Force = None,
+) -> None:
+    """Translate the accepted items into each target language, through the quality gate."""
+    from flows.qa import TranslateParams, translate_flow
+    from tasks.translate import TranslateConfig
+
+    run_flow(translate_flow, lambda: TranslateParams(
+        benchmark=benchmark, to=split_list(to), translator=translator,
+        config=TranslateConfig() if min_chrf is None else TranslateConfig(min_chrf=min_chrf),
+        budget=_budget(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []))
+
+
+@instances_app.command("build")
+def instances_build(
+    benchmark: Annotated[str, typer.Option(help="Benchmark name.")],
+    qc_policy: Annotated[str, typer.Option(help="prescreen (machine flags exclude) | human (only people exclude).")] = "prescreen",
+    seed: Annotated[int, typer.Option(help="Seed of the document order.")] = 0,
+    out: Annotated[Optional[Path], typer.Option(help="Export directory (default: $HOME/exports).")] = None,
+    dense_model: Annotated[Optional[str], typer.Option(help="XRAG distractors: sentence-transformers model for the dense half.")] = None,
+    backend: Annotated[str, typer.Option(help="Index backend for BM25 distractor candidates.")] = "tantivy",
+    force: Force = None,
+) -> None:
+    """Select distractors (XRAG), assemble the instances of every setting and export them as JSON Lines."""
+    from flows.qa import InstancesParams, instances_flow
+    from tasks.distractors import DistractorConfig
+    from tasks.instances.build import InstanceConfig
+
+    run_flow(instances_flow, lambda: InstancesParams(
+        benchmark=benchmark, instances=InstanceConfig(qc_policy=qc_policy, seed=seed),
+        distractors=DistractorConfig(dense_model=dense_model), backend=backend,
+        out=str(out) if out else None, home=os.environ[HOME_ENV], force=force or []))
+
+
+@review_app.command("export")
+def review_export(
+    benchmark: Annotated[str, typer.Option(help="Benchmark name.")],
+    out: Annotated[Path, typer.Option(help="Sheet to write: .csv or .jsonl.")],
+    only_flagged: Annotated[bool, typer.Option(help="Only the items a machine check failed.")] = False,
+) -> None:
+    """Write a review sheet: each item, what the checks said, and columns for the decision."""
+    from tasks.qa.review import export_sheet
+
+    count = with_warehouse(lambda wh: export_sheet(wh, benchmark, out, only_flagged=only_flagged), read_only=True)
+    typer.echo(f"wrote {count} items to {out}; fill `decision` (accept | reject), then `babelbench review import`")
+
+
+@review_app.command("import")
+def review_import(
+    sheet: Annotated[Path, typer.Argument(help="The filled sheet (.csv or .jsonl).")],
+    benchmark: Annotated[str, typer.Option(help="Benchmark name.")],
+    reviewer: Annotated[Optional[str], typer.Option(help="Who decided, for rows without a reviewer.")] = None,
+) -> None:
+    """Store the sheet's decisions (all or nothing); they override the machine checks."""
+    from tasks.qa.review import import_decisions
+
+    count = with_warehouse(lambda wh: import_decisions(wh, benchmark, sheet, reviewer=reviewer))
+    typer.echo(f"imported {count} decisions from {sheet}")

@@ -1,0 +1,1 @@
+"""Benchmark instances per setting, and their JSON Lines export."""

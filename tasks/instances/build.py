@@ -1,0 +1,202 @@
+"""Benchmark instances: each accepted question, in each language it passed translation into, per setting.
+
+An instance is everything a model is shown (question, documents in their
+presented order, a hint) plus what scoring needs (gold answer, the judge's
+context).  Document order is shuffled with a seed derived from the
+benchmark seed and the instance id, so it is reproducible and an instance's
+order does not change when other instances come or go.
+
+Settings (``specs/xrag.md``, ``specs/eclektic.md``):
+
+=========================  ===============  ========================================  =======================
+setting                    question in      supporting documents                      distractors
+=========================  ===============  ========================================  =======================
+monolingual_retrieval      pivot and each X 2 pivot (a pivot–pivot pair)               6 pivot
+multilingual_retrieval     X                1 pivot + 1 X (a pivot–X pair)            3 pivot + 3 X
+closed_book (XRAG)         pivot            —                                         —
+oracle                     pivot            2 pivot                                   —
+closed_book (ECLEKTIC)     source and each  —                                         —
+hint_general / _lang /     each target      —                                         —
+ _title
+open_book_source_context   each target      the source-language context              —
+=========================  ===============  ========================================  =======================
+
+A question enters a language only when its question and answer (and, for
+ECLEKTIC, its context) translations passed the gate; an item without enough
+kept distractors for a retrieval setting is reported as an issue, not built
+short.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tasks.stage import StageOutput
+from tasks.warehouse.db import Warehouse
+
+#: qc_status values (view ``qa_status``) that each policy lets into instances.
+QC_POLICIES: dict[str, tuple[str, ...]] = {
+    "prescreen": ("accepted_review", "unreviewed"),
+    "human": ("accepted_review", "unreviewed", "flagged"),
+}
+ECLEKTIC_HINTS = ("hint_general", "hint_source_lang", "hint_source_title")
+#: XRAG retrieval settings: supporting documents per language role, distractors per language role.
+RETRIEVAL_SHAPES: dict[str, dict[str, int]] = {
+    "monolingual_retrieval": {"pivot": 6},
+    "multilingual_retrieval": {"pivot": 3, "x": 3},
+}
+
+
+class InstanceConfig(BaseModel):
+    """How instances are assembled from the accepted items."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    qc_policy: Literal["prescreen", "human"] = Field(
+        "prescreen",
+        description=(
+            "prescreen: an item a rule or the LLM pre-screen flagged stays out unless a person accepted it; "
+            "human: only a person's rejection keeps an item out (the pre-screen is advisory)."
+        ),
+    )
+    seed: int = Field(0, description="Seed of the document order (combined with each instance id).")
+    doc_chars: int | None = Field(4000, ge=100, description="Characters of each document kept; None keeps whole articles.")
+
+
+def instance_seed(seed: int, instance_id: str) -> int:
+    return int(hashlib.sha256(f"{seed}:{instance_id}".encode()).hexdigest()[:12], 16)
+
+
+def _shuffled(documents: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
+    order = list(documents)
+    random.Random(seed).shuffle(order)
+    return order
+
+
+class _Lookup:
+    """The warehouse rows instance building reads, fetched once per benchmark."""
+
+    def __init__(self, wh: Warehouse, benchmark: str, config: InstanceConfig) -> None:
+        self.wh = wh
+        self.config = config
+        self.translations: dict[tuple[str, str, str], str] = {
+            (item, field, lang): text
+            for item, field, lang, text in wh.query(
+                "SELECT item_id, field, tgt_lang, text FROM translations WHERE benchmark = ? AND gate = 'pass'", [benchmark])
+        }
+        self.distractors: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+        for item, lang, page_id, title in wh.query(
+            "SELECT item_id, lang, page_id, title FROM distractors WHERE benchmark = ? AND status = 'kept'"
+            " ORDER BY item_id, lang, rank", [benchmark]):
+            self.distractors[(item, lang)].append((page_id, title))
+        self._texts: dict[tuple[str, int], str] = {}
+
+    def text(self, lang: str, page_id: int) -> str:
+        key = (lang, page_id)
+        if key not in self._texts:
+            text = self.wh.scalar("SELECT text FROM documents WHERE lang = ? AND page_id = ?", [lang, page_id]) or ""
+            self._texts[key] = text if self.config.doc_chars is None else text[: self.config.doc_chars]
+        return self._texts[key]
+
+    def document(self, lang: str, page_id: int, title: str, role: str) -> dict[str, Any]:
+        return {"lang": lang, "page_id": page_id, "title": title, "text": self.text(lang, page_id), "role": role}
+
+    def translated(self, item_id: str, lang: str, fields: Iterable[str]) -> dict[str, str] | None:
+        """The item's fields in ``lang`` when every one passed the gate, else None."""
+        found = {field: self.translations.get((item_id, field, lang)) for field in fields}
+        return None if any(value is None for value in found.values()) else found  # type: ignore[return-value]
+
+
+def build_instances(wh: Warehouse, benchmark: str, config: InstanceConfig, fp: str) -> StageOutput:
+    """Assemble and store every instance of ``benchmark``; replaces its earlier instances."""
+    recipe, langs = wh.query("SELECT recipe, langs FROM qa_benchmarks WHERE benchmark = ?", [benchmark])[0]
+    items = wh.query(
+        "SELECT item_id, lang, question, answer, context, documents FROM qa_status"
+        " WHERE benchmark = ? AND list_contains(?, qc_status) ORDER BY item_id",
+        [benchmark, list(QC_POLICIES[config.qc_policy])],
+    )
+    lookup = _Lookup(wh, benchmark, config)
+    rows: list[list[Any]] = []
+    issues: list[dict[str, Any]] = []
+    for item_id, lang, question, answer, context, documents in items:
+        item = {"item_id": item_id, "lang": lang, "question": question, "answer": answer, "context": context,
+                "documents": json.loads(documents)}
+        build = _eclektic if recipe == "eclektic" else _xrag
+        for instance in build(item, langs, lookup, issues):
+            instance_id = f"{item_id}|{instance['setting']}|{instance['lang']}"
+            seed = instance_seed(config.seed, instance_id)
+            rows.append([
+                benchmark, instance_id, item_id, recipe, instance["setting"], instance["lang"], instance["question"],
+                instance["answer"], lang, json.dumps(instance.get("hint")) if instance.get("hint") else None,
+                instance.get("judge_context"), json.dumps(_shuffled(instance.get("documents", []), seed), ensure_ascii=False),
+                seed, fp,
+            ])
+    with wh.transaction() as cur:
+        cur.execute("DELETE FROM instances WHERE benchmark = ?", [benchmark])
+        if rows:
+            cur.executemany("INSERT INTO instances VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    return StageOutput(rows=len(rows), issues=issues, message=f"{len(rows)} instances from {len(items)} accepted items")
+
+
+def _eclektic(item: dict[str, Any], langs: list[str], lookup: _Lookup, issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Closed book in the source language and every target it was translated into, plus the hint ablations."""
+    source = item["lang"]
+    [doc] = item["documents"]
+    instances = [{"setting": "closed_book", "lang": source, "question": item["question"], "answer": item["answer"],
+                  "judge_context": item["context"]}]
+    source_context = {"lang": source, "page_id": doc["page_id"], "title": doc["title"], "text": item["context"],
+                      "role": "support"}
+    for target in langs:
+        if target == source:
+            continue
+        translated = lookup.translated(item["item_id"], target, ("question", "answer", "context"))
+        if translated is None:
+            issues.append({"item": item["item_id"], "reason": f"not in {target}: a translation is missing or failed its gate"})
+            continue
+        base = {"lang": target, "question": translated["question"], "answer": translated["answer"],
+                "judge_context": translated["context"]}
+        instances.append(base | {"setting": "closed_book"})
+        instances.append(base | {"setting": "hint_general", "hint": {"kind": "general"}})
+        instances.append(base | {"setting": "hint_source_lang", "hint": {"kind": "source_lang", "source_lang": source}})
+        instances.append(base | {"setting": "hint_source_title",
+                                 "hint": {"kind": "source_title", "source_lang": source, "title": doc["title"]}})
+        instances.append(base | {"setting": "open_book_source_context", "documents": [source_context]})
+    return instances
+
+
+def _xrag(item: dict[str, Any], langs: list[str], lookup: _Lookup, issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Closed book and oracle in the pivot language; retrieval settings in the languages the pair allows."""
+    pivot = item["lang"]
+    support = [lookup.document(d["lang"], d["page_id"], d["title"], "support") for d in item["documents"]]
+    english = {"lang": pivot, "question": item["question"], "answer": item["answer"]}
+    instances = [english | {"setting": "closed_book"}]
+    other = sorted({d["lang"] for d in item["documents"]} - {pivot})
+    if not other:  # a pivot–pivot pair: oracle, and monolingual retrieval in the pivot and every X
+        instances.append(english | {"setting": "oracle", "documents": support})
+        setting, question_langs, roles = "monolingual_retrieval", [pivot] + [x for x in langs if x != pivot], {"pivot": pivot}
+    else:  # a pivot–X pair: multilingual retrieval in X
+        setting, question_langs, roles = "multilingual_retrieval", other, {"pivot": pivot, "x": other[0]}
+    distractors = []
+    for role, count in RETRIEVAL_SHAPES[setting].items():
+        kept = lookup.distractors.get((item["item_id"], roles[role]), [])[:count]
+        if len(kept) < count:
+            issues.append({"item": item["item_id"], "reason": f"{setting}: {len(kept)} of {count} {roles[role]} distractors kept"})
+            return instances
+        distractors += [lookup.document(roles[role], page_id, title, "distractor") for page_id, title in kept]
+    for lang in question_langs:
+        if lang == pivot:
+            texts = {"question": item["question"], "answer": item["answer"]}
+        else:
+            texts = lookup.translated(item["item_id"], lang, ("question", "answer"))
+            if texts is None:
+                issues.append({"item": item["item_id"], "reason": f"not in {lang}: a translation is missing or failed its gate"})
+                continue
+        instances.append({"setting": setting, "lang": lang, **texts, "documents": support + distractors})
+    return instances

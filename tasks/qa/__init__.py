@@ -1,0 +1,1 @@
+"""QA benchmark construction: ECLEKTIC and XRAG items, their quality control and review."""

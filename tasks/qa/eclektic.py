@@ -1,0 +1,166 @@
+"""ECLEKTIC items: facts that only one language's Wikipedia has, asked as one question in that language.
+
+Candidates are the articles of a language whose Wikidata item has no
+sitelink to any other chosen language's wiki — the paper leaves the
+equivalence test open; sitelinks are the test here, and the languages found
+linked are stored per article in ``qa_candidates`` so the check can be
+audited.  An article without a QID cannot be checked and is not eligible.
+The context is the article's first sentences (split by the language's rules);
+the generator writes one ``Question: … Answer: …`` pair from it, in the
+article's language with the English keywords kept.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tasks.errors import ConfigError
+from tasks.llm import BudgetLedger, LLMClient, prompt_request
+from tasks.llm.parsing import parse_question_answer
+from tasks.pairing.mining import articles_sql
+from tasks.qa.outcomes import item_outcome, seeded_order
+from tasks.stage import StageOutput
+from tasks.text.languages import rule_for
+from tasks.text.sentences import split_sentences
+from tasks.warehouse.db import Warehouse
+
+log = logging.getLogger(__name__)
+
+TEMPLATE = "eclektic_qa"
+PRIMED = "Question:"
+# The model carrying on the few-shot pattern after its answer: nothing of it is kept, so stop paying for it.
+STOP = ("\n\n", "\nQuestion:", "\nPassage:")
+
+
+class EclekticConfig(BaseModel):
+    """The ECLEKTIC construction choices; defaults follow ``specs/eclektic.md``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    min_chars: int = Field(200, ge=0, description="Shortest article text kept (the paper: 200 characters).")
+    page_views: str | None = Field(
+        None,
+        description=(
+            "A Wikimedia pageviews file (space-separated `domain_code page_title count_views ...`, plain or .gz); "
+            "when given, articles below `min_page_views` are not eligible. Domain codes `xx`, `xx.m`, "
+            "`xx.wikipedia` and `xx.m.wikipedia` all count for language xx."
+        ),
+    )
+    min_page_views: int = Field(100, ge=0, description="The paper's popularity floor, over the file's window.")
+    per_lang: int = Field(100, ge=1, description="Articles sampled per language among the eligible (the paper: 100).")
+    sample_seed: int = Field(0, description="Seed of that sample.")
+    context_sentences: int = Field(10, ge=1, description="Sentences of the article used as context (the paper: 10).")
+    max_tokens: int = Field(96, ge=8, description="Tokens allowed for the question and answer.")
+
+
+def read_page_views(path: Path, langs: Iterable[str]) -> dict[tuple[str, str], int]:
+    """(lang, title) → views summed over the file's lines and the desktop and mobile sites."""
+    wanted = set(langs)
+    views: dict[tuple[str, str], int] = defaultdict(int)
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                fields = line.split(" ")
+                if len(fields) < 3:
+                    raise ConfigError(f"{path} line {number}: expected `domain_code page_title count_views ...`")
+                lang = fields[0].split(".")[0]
+                if lang not in wanted or fields[0].removeprefix(lang) not in ("", ".m", ".wikipedia", ".m.wikipedia"):
+                    continue
+                try:
+                    count = int(fields[2])
+                except ValueError:
+                    raise ConfigError(f"{path} line {number}: count_views {fields[2]!r} is not a number") from None
+                views[(lang, fields[1].replace("_", " "))] += count
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the page-view file ({exc.strerror})") from exc
+    return dict(views)
+
+
+def select_candidates(
+    wh: Warehouse, benchmark: str, lang: str, langs: list[str], config: EclekticConfig, fp: str
+) -> StageOutput:
+    """Record every article of ``lang`` with its filter outcomes; mark the seeded sample of the eligible."""
+    others = [other for other in langs if other != lang]
+    rows = wh.query(
+        f"SELECT a.page_id, a.qid, a.title, length(a.text) AS chars,"
+        f" coalesce(list_sort(list_distinct(list(s.lang) FILTER (s.lang IS NOT NULL))), [])"
+        f" FROM ({articles_sql('page_id, qid, title, text')}) a"
+        f" LEFT JOIN (SELECT DISTINCT qid, lang FROM sitelinks WHERE list_contains(?, lang)"
+        f"            UNION SELECT DISTINCT qid, lang FROM documents WHERE list_contains(?, lang) AND qid IS NOT NULL) s"
+        f" ON s.qid = a.qid GROUP BY ALL ORDER BY a.page_id",
+        [lang, others, others],
+    )
+    views = read_page_views(Path(config.page_views), [lang]) if config.page_views else None
+    records = []
+    for page_id, qid, title, chars, linked in rows:
+        page_views = views.get((lang, title), 0) if views is not None else None
+        reason = _ineligible(qid, chars, page_views, linked, config)
+        records.append([benchmark, lang, page_id, qid, title, chars, page_views, linked, reason is None, reason, False, fp])
+    eligible = [r for r in records if r[8]]
+    for record in seeded_order(eligible, config.sample_seed, key=lambda r: str(r[2]))[: config.per_lang]:
+        record[10] = True
+    with wh.transaction() as cur:
+        cur.execute("DELETE FROM qa_candidates WHERE benchmark = ? AND lang = ?", [benchmark, lang])
+        if records:
+            cur.executemany("INSERT INTO qa_candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", records)
+    selected = sum(r[10] for r in records)
+    return StageOutput(rows=len(records), message=f"{len(eligible)} eligible of {len(records)} articles; {selected} selected")
+
+
+def _ineligible(qid: str | None, chars: int, views: int | None, linked: list[str], config: EclekticConfig) -> str | None:
+    if qid is None:
+        return "no Wikidata QID: cannot check for equivalents in the other languages"
+    if linked:
+        return f"has an equivalent in {', '.join(linked)}"
+    if chars < config.min_chars:
+        return f"{chars} characters < min_chars {config.min_chars}"
+    if views is not None and views < config.min_page_views:
+        return f"{views} page views < min_page_views {config.min_page_views}"
+    return None
+
+
+def context_of(text: str, lang: str, sentences: int) -> str:
+    """The article's first ``sentences`` sentences, joined as its script writes them."""
+    joiner = "" if rule_for(lang).needs_segmentation else " "
+    return joiner.join(split_sentences(text, lang)[:sentences])
+
+
+def generate_items(
+    wh: Warehouse, client: LLMClient, benchmark: str, lang: str, generator: str, config: EclekticConfig, fp: str,
+    *, budget: BudgetLedger | None = None, stage: str = "eclektic-qa",
+) -> StageOutput:
+    """One QA pair per selected candidate of ``lang``; every candidate becomes a ``qa_items`` row with a status."""
+    candidates = wh.query(
+        "SELECT c.page_id, c.title, d.text FROM qa_candidates c JOIN documents d ON d.lang = c.lang AND d.page_id = c.page_id"
+        " WHERE c.benchmark = ? AND c.lang = ? AND c.selected ORDER BY c.page_id",
+        [benchmark, lang],
+    )
+    spec = client.registry.get(generator)
+    language = rule_for(lang).name
+    contexts = [context_of(text, lang, config.context_sentences) for _, _, text in candidates]
+    requests = [
+        prompt_request(spec, TEMPLATE, max_tokens=config.max_tokens, stop=STOP, language=language, context=context)
+        for context in contexts
+    ]
+    results = client.run_sync(generator, requests, stage=stage, budget=budget)
+    rows = []
+    for (page_id, title, _), context, result in zip(candidates, contexts, results):
+        outcome = item_outcome(result, lambda text: parse_question_answer(text, primed=PRIMED if spec.mode == "completion" else ""))
+        question, answer = outcome.value if outcome.value else (None, None)
+        documents = json.dumps([{"lang": lang, "page_id": page_id, "title": title}], ensure_ascii=False)
+        rows.append([benchmark, f"{lang}:{page_id}", "eclektic", lang, question, answer, None, context, documents, None,
+                     outcome.status, outcome.reason, result.request_hash, generator, fp])
+    with wh.transaction() as cur:
+        cur.execute("DELETE FROM qa_items WHERE benchmark = ? AND recipe = 'eclektic' AND lang = ?", [benchmark, lang])
+        if rows:
+            cur.executemany("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    ok = sum(row[10] == "ok" for row in rows)
+    return StageOutput(rows=len(rows), message=f"{ok} of {len(rows)} items parsed")

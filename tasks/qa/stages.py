@@ -1,0 +1,215 @@
+"""Prefect tasks of the QA recipes: ECLEKTIC and XRAG items, the QC pre-screen, translation, instances.
+
+Model stages spend from the flow run's one budget ledger (:func:`run_ledger`).
+A cell whose rows include items left unfinished — stopped by the budget or
+by failed calls — is recomputed on the next run even when its fingerprint is
+current: what already succeeded comes back from the call cache for free, so
+the rerun pays only for what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from prefect.states import State
+
+from tasks.distractors import DistractorConfig, select_distractors
+from tasks.instances.build import InstanceConfig, build_instances
+from tasks.pairing.mining import index_path
+from tasks.llm import Budget, BudgetLedger, LLMClient, load_registry, run_ledger, template_hash
+from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
+from tasks.qa import eclektic, qc, xrag, xrag_pairs
+from tasks.qa.eclektic import EclekticConfig
+from tasks.qa.xrag_config import XragConfig
+from tasks.qa.qc import QcConfig
+from tasks.qa.units import distractor_queries, translation_units
+from tasks.translate import TRANSLATE_TEMPLATE, TranslateConfig, translate_units
+from tasks.stage import ReadFields, Stage, StageOutput, StageRef, current_ref, run_stage
+from tasks.warehouse.db import Warehouse
+
+CANDIDATES = Stage("qa-candidates", 1, upstream=("documents", "sitelinks"))
+GENERATE = Stage("qa-generate", 1, upstream=("qa-candidates",))
+XRAG_PAIRS = Stage("xrag-pairs", 1, upstream=("documents", "sitelinks"))
+XRAG_RELATED = Stage("xrag-related", 1, upstream=("xrag-pairs",))
+XRAG_QUESTIONS = Stage("xrag-questions", 1, upstream=("xrag-related",))
+PRESCREEN = Stage("qa-prescreen", 1, upstream=("qa-generate", "xrag-questions"))
+TRANSLATE = Stage("translate", 1, upstream=("qa-prescreen",))
+DISTRACTORS = Stage("distractors", 1, upstream=("translate", "index"))
+INSTANCES = Stage("instances", 1, upstream=("translate", "distractors"))
+UNFINISHED = ("call_failed", "skipped_budget")
+
+
+def client_for(home: str, wh: Warehouse) -> LLMClient:
+    """A client over the home's model registry (``models.yaml``, ``$BABELBENCH_MODELS`` or the built-in one)."""
+    return LLMClient(wh, load_registry(home=Path(home)))
+
+
+def corpus_refs(wh: Warehouse, langs: list[str]) -> dict[str, StageRef]:
+    """The current documents and sitelinks outputs of ``langs``: what a QA build reads from the corpus."""
+    refs = {}
+    for lang in langs:
+        for stage in ("documents", "sitelinks"):
+            ref = current_ref(wh, stage, lang)
+            if ref is not None:
+                refs[f"{stage}_{lang}"] = ref
+    return refs
+
+
+def unfinished(wh: Warehouse, table: str, where: str, params: list[object]) -> bool:
+    """Whether a cell's rows include items a rerun should retry."""
+    return bool(wh.scalar(f"SELECT count(*) FROM {table} WHERE {where} AND list_contains(?, status)", [*params, list(UNFINISHED)]))
+
+
+def reviews_digest(wh: Warehouse, benchmark: str) -> str:
+    """A digest of the people's decisions on a benchmark: they change what is accepted, outside any stage."""
+    rows = wh.query(
+        "SELECT item_id, check_name, verdict, reviewer, corrected_answer, decided_at FROM qa_reviews"
+        " WHERE benchmark = ? AND starts_with(reviewer, 'human:') ORDER BY ALL", [benchmark])
+    return hashlib.sha256(json.dumps(rows, default=str).encode()).hexdigest()
+
+
+PaidWork = Callable[[LLMClient, BudgetLedger, str], StageOutput]
+
+
+def run_paid(home: str, stage: Stage, cell: str, read: ReadFields, inputs: dict[str, StageRef], work: PaidWork, *,
+             retry: bool, force: frozenset[str], budget: Budget, run_id: str) -> StageRef | State[StageRef]:
+    """A stage whose work is model calls: ``work(client, ledger, fingerprint)`` spends from the run's one ledger.
+
+    ``retry`` recomputes a current cell whose rows include unfinished items.
+    """
+    wh = shared_warehouse(home)
+    return as_task_result(run_stage(
+        wh, stage, cell, read, inputs, lambda fp: work(client_for(home, wh), run_ledger(run_id, budget), fp),
+        force=forced(stage.name, force) or retry, run_id=run_id))
+
+
+@stage_task("qa-candidates")
+def candidates_stage(home: str, cell: str, benchmark: str, lang: str, langs: list[str], config: EclekticConfig,
+                     corpus: dict[str, StageRef], force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+    wh = shared_warehouse(home)
+    read = ReadFields.of(config, "min_chars", "page_views", "min_page_views", "per_lang", "sample_seed",
+                         langs=sorted(langs))
+    return as_task_result(run_stage(
+        wh, CANDIDATES, cell, read, corpus,
+        lambda fp: eclektic.select_candidates(wh, benchmark, lang, langs, config, fp),
+        force=forced(CANDIDATES.name, force), run_id=run_id))
+
+
+@stage_task("qa-generate")
+def generate_stage(home: str, cell: str, benchmark: str, lang: str, generator: str, config: EclekticConfig,
+                   candidates: StageRef, budget: Budget, force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+    wh = shared_warehouse(home)
+    read = ReadFields.of(config, "context_sentences", "max_tokens", generator=generator,
+                         template=template_hash(eclektic.TEMPLATE))
+    return run_paid(
+        home, GENERATE, cell, read, {"candidates": candidates},
+        lambda client, ledger, fp: eclektic.generate_items(wh, client, benchmark, lang, generator, config, fp,
+                                                           budget=ledger),
+        retry=unfinished(wh, "qa_items", "benchmark = ? AND recipe = 'eclektic' AND lang = ?", [benchmark, lang]),
+        force=force, budget=budget, run_id=run_id)
+
+
+@stage_task("xrag-pairs")
+def xrag_pairs_stage(home: str, cell: str, benchmark: str, langs: list[str], config: XragConfig,
+                     corpus: dict[str, StageRef], force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+    """Candidate article pairs of the whole benchmark (pairs span languages, so one cell)."""
+    wh = shared_warehouse(home)
+    read = ReadFields.of(config, "pivot", "min_shared_entities", "max_days_apart", "max_pairs", "pair_kinds",
+                         langs=sorted(langs))
+    return as_task_result(run_stage(
+        wh, XRAG_PAIRS, cell, read, corpus, lambda fp: xrag_pairs.find_pairs(wh, benchmark, langs, config, fp),
+        force=forced(XRAG_PAIRS.name, force), run_id=run_id))
+
+
+@stage_task("xrag-related")
+def xrag_related_stage(home: str, cell: str, benchmark: str, generator: str, config: XragConfig, pairs: StageRef,
+                       budget: Budget, force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+    """The LLM relatedness check of every candidate pair."""
+    wh = shared_warehouse(home)
+    read = ReadFields.of(config, "check_chars", "check_max_tokens", generator=generator,
+                         template=template_hash(xrag_pairs.RELATED_TEMPLATE))
+    return run_paid(
+        home, XRAG_RELATED, cell, read, {"pairs": pairs},
+        lambda client, ledger, fp: xrag_pairs.check_related(wh, client, benchmark, generator, config, fp, budget=ledger),
+        retry=unfinished(wh, "related_pairs", "benchmark = ?", [benchmark]),
+        force=force, budget=budget, run_id=run_id)
+
+
+@stage_task("xrag-questions")
+def xrag_questions_stage(home: str, cell: str, benchmark: str, generator: str, config: XragConfig, related: StageRef,
+                         budget: Budget, force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+    """Summary → simple QA → typed questions → answers over the related pairs."""
+    wh = shared_warehouse(home)
+    read = ReadFields.of(config, *XragConfig.model_fields, generator=generator,
+                         templates=[template_hash(name) for name in xrag.TEMPLATES])
+    return run_paid(
+        home, XRAG_QUESTIONS, cell, read, {"related": related},
+        lambda client, ledger, fp: xrag.generate_questions(wh, client, benchmark, generator, config, fp, budget=ledger),
+        retry=unfinished(wh, "qa_items", "benchmark = ? AND recipe = 'xrag'", [benchmark]),
+        force=force, budget=budget, run_id=run_id)
+
+
+@stage_task("qa-prescreen")
+def prescreen_stage(home: str, cell: str, benchmark: str, judge: str, config: QcConfig, items: dict[str, StageRef],
+                    budget: Budget, force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+    wh = shared_warehouse(home)
+    read = ReadFields.of(config, *QcConfig.model_fields, judge=judge, template=template_hash(qc.TEMPLATE))
+    again = bool(wh.scalar(
+        "SELECT count(*) FROM qa_reviews WHERE benchmark = ? AND source = 'prescreen' AND verdict = 'unsure'"
+        " AND reason LIKE 'pre-screen call %'", [benchmark]))
+    return run_paid(
+        home, PRESCREEN, cell, read, items,
+        lambda client, ledger, fp: qc.prescreen(wh, client, benchmark, judge, config, fp, budget=ledger),
+        retry=again, force=force, budget=budget, run_id=run_id)
+
+
+@stage_task("instances")
+def instances_stage(home: str, cell: str, benchmark: str, config: InstanceConfig, inputs: dict[str, StageRef],
+                    force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+    wh = shared_warehouse(home)
+    read = ReadFields.of(config, *InstanceConfig.model_fields, reviews=reviews_digest(wh, benchmark))
+    return as_task_result(run_stage(
+        wh, INSTANCES, cell, read, inputs, lambda fp: build_instances(wh, benchmark, config, fp),
+        force=forced(INSTANCES.name, force), run_id=run_id))
+
+
+def _digest(values: object) -> str:
+    return hashlib.sha256(json.dumps(values, default=str, sort_keys=True).encode()).hexdigest()
+
+
+@stage_task("translate")
+def translate_stage(home: str, cell: str, benchmark: str, tgt_lang: str, translator: str, config: TranslateConfig,
+                    qc_policy: str, items: StageRef | None, budget: Budget, force: frozenset[str],
+                    run_id: str) -> StageRef | State[StageRef]:
+    """One target language; the units (accepted items' fields) are part of the fingerprint, so a review
+    that accepts or rejects items recomputes the cell — unchanged units come back from the call cache."""
+    wh = shared_warehouse(home)
+    units = translation_units(wh, benchmark, tgt_lang, qc_policy)
+    read = ReadFields.of(config, *TranslateConfig.model_fields, translator=translator,
+                         template=template_hash(TRANSLATE_TEMPLATE), units=_digest([u.model_dump() for u in units]))
+    return run_paid(
+        home, TRANSLATE, cell, read, {"items": items} if items else {},
+        lambda client, ledger, fp: translate_units(wh, client, benchmark, units, tgt_lang, translator, config, fp,
+                                                   budget=ledger),
+        retry=unfinished(wh, "translations", "benchmark = ? AND tgt_lang = ?", [benchmark, tgt_lang]),
+        force=force, budget=budget, run_id=run_id)
+
+
+@stage_task("distractors")
+def distractors_stage(home: str, cell: str, benchmark: str, config: DistractorConfig, qc_policy: str, backend: str,
+                      indexes: dict[str, StageRef], translations: dict[str, StageRef], force: frozenset[str],
+                      run_id: str) -> StageRef | State[StageRef]:
+    """Distractor candidates for every accepted XRAG item, searched in each language's index."""
+    wh = shared_warehouse(home)
+    queries = distractor_queries(wh, benchmark, qc_policy)
+    read = ReadFields.of(config, *DistractorConfig.model_fields, backend=backend,
+                         queries=_digest([q.model_dump() for q in queries]))
+    paths = {lang: index_path(wh.home, backend, lang, ref.fingerprint) for lang, ref in indexes.items()}
+    return as_task_result(run_stage(
+        wh, DISTRACTORS, cell, read, {f"index_{k}": v for k, v in indexes.items()} | translations,
+        lambda fp: select_distractors(wh, benchmark, queries, config, fp, backend=backend, index_paths=paths),
+        force=forced(DISTRACTORS.name, force), run_id=run_id))
+

@@ -1,0 +1,83 @@
+"""What the translation and distractor stages work on, read from a benchmark's accepted items.
+
+Only items the QC policy lets through are translated — translating what will
+be rejected is paid work thrown away.  Which fields and directions each recipe
+needs:
+
+- ECLEKTIC: question, answer and context, from the source language into
+  every other language of the benchmark (the judge reads the context in the
+  question's language).
+- XRAG: question and answer, from the pivot into each X; an item over a
+  pivot–X pair only into its X, the one language its multilingual setting
+  uses.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tasks.distractors import DistractorQuery
+from tasks.instances.build import QC_POLICIES
+from tasks.translate import TranslationUnit
+from tasks.warehouse.db import Warehouse
+
+FIELDS = {"eclektic": ("question", "answer", "context"), "xrag": ("question", "answer")}
+
+
+def benchmark_definition(wh: Warehouse, benchmark: str) -> tuple[str, list[str]]:
+    """(recipe, languages) of a built benchmark, or a clear error naming it."""
+    from tasks.errors import ConfigError
+
+    rows = wh.query("SELECT recipe, langs FROM qa_benchmarks WHERE benchmark = ?", [benchmark])
+    if not rows:
+        known = [r[0] for r in wh.query("SELECT benchmark FROM qa_benchmarks ORDER BY 1")]
+        raise ConfigError(f"no benchmark {benchmark!r} in the warehouse (known: {', '.join(known) or 'none'});"
+                          " run `babelbench qa build` first")
+    return rows[0][0], list(rows[0][1])
+
+
+def _accepted(wh: Warehouse, benchmark: str, policy: str) -> list[tuple]:
+    return wh.query(
+        "SELECT item_id, lang, question, answer, context, documents FROM qa_status"
+        " WHERE benchmark = ? AND list_contains(?, qc_status) ORDER BY item_id",
+        [benchmark, list(QC_POLICIES[policy])],
+    )
+
+
+def translation_units(wh: Warehouse, benchmark: str, tgt_lang: str, policy: str) -> list[TranslationUnit]:
+    """The fields of the accepted items that ``tgt_lang`` needs, in item order."""
+    recipe, _ = benchmark_definition(wh, benchmark)
+    units = []
+    for item_id, lang, question, answer, context, documents in _accepted(wh, benchmark, policy):
+        if lang == tgt_lang:
+            continue
+        pair_langs = {d["lang"] for d in json.loads(documents)} - {lang}
+        if recipe == "xrag" and pair_langs and tgt_lang not in pair_langs:
+            continue
+        values = {"question": question, "answer": answer, "context": context}
+        units += [TranslationUnit(item_id=item_id, field=field, src_lang=lang, text=values[field])
+                  for field in FIELDS[recipe] if values[field]]
+    return units
+
+
+def distractor_queries(wh: Warehouse, benchmark: str, policy: str) -> list[DistractorQuery]:
+    """One query per accepted XRAG item: its question and answer in each document language it needs.
+
+    A language whose translation did not pass the gate is searched with the
+    pivot question (the item will not be built in that language, but its
+    pivot-language instances still need distractors).
+    """
+    passed = {(item, field, lang): text for item, field, lang, text in wh.query(
+        "SELECT item_id, field, tgt_lang, text FROM translations WHERE benchmark = ? AND gate = 'pass'", [benchmark])}
+    queries = []
+    for item_id, lang, question, answer, _, documents in _accepted(wh, benchmark, policy):
+        docs = json.loads(documents)
+        doc_langs = tuple([lang] + sorted({d["lang"] for d in docs} - {lang}))
+        queries.append(DistractorQuery(
+            item_id=item_id,
+            queries={x: passed.get((item_id, "question", x), question) for x in doc_langs},
+            answers={x: passed.get((item_id, "answer", x), answer) for x in doc_langs},
+            supporting=tuple((d["lang"], d["page_id"]) for d in docs),
+            doc_langs=doc_langs,
+        ))
+    return queries

@@ -1,0 +1,257 @@
+"""XRAG related pairs: articles that mention the same entities, then an LLM relatedness check.
+
+The paper pairs news articles sharing at least two named entities in their
+titles and published at most 14 days apart, and asks a model whether each
+pair is really about related things.  On Wikipedia the entities an article
+mentions are the titles found in its text (:mod:`tasks.text.entities`), keyed
+by Wikidata QID, so they compare across languages for free; the last-revision
+timestamp stands in for the publication date.
+
+Decisions:
+
+- An article's own subject counts among its entities.  Two articles that each
+  mention the other therefore share two entities, and "A mentions B" plus one
+  common entity is a pair.  Without this the most obviously related articles —
+  a river and its tributary, each naming the other and the town where they
+  meet — share only the town and would be missed.
+- An inverted index (entity → articles) finds the pairs; no graph search.
+- A cross-language pair joins a pivot article and an article of another
+  language about a *different* entity (the same QID is the same article
+  translated, not a second document).  An article without a QID cannot be
+  told apart from its partner and takes no part in cross-language pairs.
+- score = number of shared entities; the pair's evidence lists them.
+- Pairs meeting the entity rule but outside the date window or beyond
+  ``max_pairs`` are kept as rows with status ``filtered`` and the reason, so
+  the cut can be audited; the rest are ``candidate`` until
+  :func:`check_related` sets related | unrelated | parse_failed | call_failed |
+  skipped_budget.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from tqdm import tqdm
+
+from tasks.errors import BabelbenchError
+from tasks.llm import Budget, BudgetLedger, LLMClient, prompt_request
+from tasks.llm.parsing import Parsed, failed, parse_tag, parse_yes_no
+from tasks.pairing.mining import articles_sql
+from tasks.qa.outcomes import item_outcome
+from tasks.qa.xrag_articles import article_texts
+from tasks.qa.xrag_config import XragConfig
+from tasks.stage import StageOutput
+from tasks.text.entities import entity_matcher
+from tasks.warehouse.db import Warehouse
+
+log = logging.getLogger(__name__)
+
+RELATED_TEMPLATE = "xrag_related"
+RELATED_TAG = "related"
+METHOD = "entities"
+UNRELATED = "the check judged them unrelated"
+SECONDS_PER_DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class Article:
+    """One article as pairing sees it: identity, timestamp and the entities (QIDs) its text mentions."""
+
+    lang: str
+    page_id: int
+    qid: str | None
+    title: str
+    timestamp: datetime | None
+    entities: frozenset[str]  # excluding its own QID
+
+    @property
+    def key(self) -> str:
+        return f"{self.lang}:{self.page_id}"
+
+    @property
+    def evidence(self) -> frozenset[str]:
+        """What it can share with another article: the entities it mentions and its own subject."""
+        return (self.entities | {self.qid}) if self.qid else self.entities
+
+
+@dataclass(frozen=True)
+class PairCandidate:
+    """Two articles meeting the entity rule; ``reason`` says why a ``filtered`` one was not kept."""
+
+    a: Article  # the pivot article (the lower page id of a pivot–pivot pair)
+    b: Article
+    shared: tuple[str, ...]
+    days_apart: float | None
+    status: str = "candidate"
+    reason: str | None = None
+
+    @property
+    def pair_id(self) -> str:
+        return pair_id(self.a.key, self.b.key)
+
+    @property
+    def group(self) -> str:
+        """What ``max_pairs`` counts over: the pair kind, and the other language for cross-language pairs."""
+        return "monolingual" if self.a.lang == self.b.lang else f"crosslingual {self.a.lang}–{self.b.lang}"
+
+
+def pair_id(key_a: str, key_b: str) -> str:
+    """``<lang>:<page_id>~<lang>:<page_id>``: readable, and the same for the same two articles in every run."""
+    return f"{key_a}~{key_b}"
+
+
+def parse_timestamp(value: str | None, where: str) -> datetime | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise BabelbenchError(f"{where}: timestamp {value!r} is not an ISO 8601 date-time") from None
+
+
+def load_articles(wh: Warehouse, lang: str) -> list[Article]:
+    """The articles of ``lang`` with the entities their texts mention (their own QID excluded)."""
+    matcher = entity_matcher(wh, lang)
+    rows = wh.query(articles_sql("page_id, qid, title, text, timestamp"), [lang])
+    articles = []
+    for page_id, qid, title, text, timestamp in tqdm(rows, desc=f"entities {lang}", unit="article", disable=None):
+        where = f"{lang}:{page_id} ({title})"
+        entities = frozenset(matcher.find(text or "")) - {qid}
+        articles.append(Article(lang, page_id, qid, title, parse_timestamp(timestamp, where), entities))
+    return articles
+
+
+def _index(articles: Iterable[Article]) -> dict[str, list[Article]]:
+    index: dict[str, list[Article]] = defaultdict(list)
+    for article in articles:
+        for entity in article.evidence:
+            index[entity].append(article)
+    return index
+
+
+def _days_apart(a: Article, b: Article) -> float | None:
+    if a.timestamp is None or b.timestamp is None:
+        return None
+    return abs((a.timestamp - b.timestamp).total_seconds()) / SECONDS_PER_DAY
+
+
+def _matches(left: list[Article], right: list[Article], *, same_language: bool, min_shared: int) -> list[PairCandidate]:
+    """Pairs (one of ``left``, one of ``right``) sharing at least ``min_shared`` entities, via the index of ``right``."""
+    index = _index(right)
+    found = []
+    for a in left:
+        shared: dict[Article, set[str]] = defaultdict(set)
+        for entity in a.evidence:
+            for b in index.get(entity, ()):
+                shared[b].add(entity)
+        for b, entities in shared.items():
+            if len(entities) < min_shared:
+                continue
+            if same_language and b.page_id <= a.page_id:
+                continue  # each unordered pair once, and never an article with itself
+            if not same_language and (a.qid is None or b.qid is None or a.qid == b.qid):
+                continue
+            found.append(PairCandidate(a, b, tuple(sorted(entities)), _days_apart(a, b)))
+    return found
+
+
+def candidate_pairs(pivot: list[Article], others: dict[str, list[Article]], config: XragConfig) -> list[PairCandidate]:
+    """Every pair meeting the entity rule, with the date window and ``max_pairs`` marked as ``filtered``.
+
+    ``others`` maps each non-pivot language to its articles.  Within a group
+    (see :attr:`PairCandidate.group`) the pairs in the window are ranked by
+    score, then pair id, and those past ``max_pairs`` are filtered.
+    """
+    found = []
+    if "monolingual" in config.pair_kinds:
+        found += _matches(pivot, pivot, same_language=True, min_shared=config.min_shared_entities)
+    if "crosslingual" in config.pair_kinds:
+        for articles in others.values():
+            found += _matches(pivot, articles, same_language=False, min_shared=config.min_shared_entities)
+    found.sort(key=lambda p: (-len(p.shared), p.pair_id))
+    kept: Counter[str] = Counter()
+    result = []
+    for pair in found:
+        window = config.max_days_apart
+        if window is not None and pair.days_apart is not None and pair.days_apart > window:
+            pair = replace(pair, status="filtered", reason=f"{pair.days_apart:.1f} days apart > max_days_apart {window:g}")
+        elif kept[pair.group] >= config.max_pairs:
+            pair = replace(pair, status="filtered", reason=f"beyond max_pairs {config.max_pairs} for {pair.group}")
+        else:
+            kept[pair.group] += 1
+        result.append(pair)
+    return sorted(result, key=lambda p: p.pair_id)
+
+
+def find_pairs(wh: Warehouse, benchmark: str, langs: list[str], config: XragConfig, fp: str) -> StageOutput:
+    """Write the benchmark's ``related_pairs``: candidates to check and the filtered ones with their reason."""
+    pivot = load_articles(wh, config.pivot)
+    if not pivot:
+        raise BabelbenchError(f"benchmark {benchmark}: no {config.pivot} articles in the warehouse (the pivot language)")
+    crosslingual = "crosslingual" in config.pair_kinds
+    others = {lang: load_articles(wh, lang) for lang in langs if lang != config.pivot and crosslingual}
+    pairs = candidate_pairs(pivot, others, config)
+    rows = [
+        [benchmark, p.pair_id, p.a.lang, p.a.page_id, p.b.lang, p.b.page_id, METHOD, list(p.shared),
+         float(len(p.shared)), p.days_apart, p.status, p.reason, fp]
+        for p in pairs
+    ]
+    with wh.transaction() as cur:
+        cur.execute("DELETE FROM related_pairs WHERE benchmark = ?", [benchmark])
+        if rows:
+            cur.executemany("INSERT INTO related_pairs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    counts = Counter(p.group for p in pairs if p.status == "candidate")
+    filtered = sum(p.status == "filtered" for p in pairs)
+    log.info("%s: candidate pairs %s; %d filtered", benchmark, dict(counts), filtered)
+    return StageOutput(rows=len(rows),
+                       message=f"{sum(counts.values())} candidate pairs ({dict(counts)}), {filtered} filtered")
+
+
+def parse_related(text: str, *, primed: str = "") -> Parsed:
+    """The check's verdict (value: bool) from the ``<related>`` tag of the reply."""
+    tag = parse_tag(text, RELATED_TAG, primed=primed)
+    if not tag.ok:
+        return tag
+    verdict = parse_yes_no(tag.value)
+    return verdict if verdict.ok else failed(f"<{RELATED_TAG}> holds no yes/no: {tag.value[:60]!r}")
+
+
+def check_related(
+    wh: Warehouse, client: LLMClient, benchmark: str, generator: str, config: XragConfig, fp: str,
+    budget: Budget | BudgetLedger | None = None,
+) -> StageOutput:
+    """One yes/no call per unfiltered pair; rewrites the benchmark's pairs with each verdict, in one transaction.
+
+    Every unfiltered pair is asked on every run: verdicts already given come
+    back from the call cache for free, so a run stopped by its budget resumes.
+    """
+    names, rows = wh.query_with_columns("SELECT * FROM related_pairs WHERE benchmark = ? ORDER BY pair_id", [benchmark])
+    pairs = [dict(zip(names, row)) for row in rows]
+    asked = [p for p in pairs if p["status"] != "filtered"]
+    texts = article_texts(wh, {(p[f"lang_{side}"], p[f"page_{side}"]) for p in asked for side in "ab"})
+    spec = client.registry.get(generator)
+    requests = []
+    for p in asked:
+        a, b = texts[(p["lang_a"], p["page_a"])], texts[(p["lang_b"], p["page_b"])]
+        requests.append(prompt_request(
+            spec, RELATED_TEMPLATE, max_tokens=config.check_max_tokens, stop=(f"</{RELATED_TAG}>", "\n"),
+            title_a=a.title, text_a=a.text[: config.check_chars], title_b=b.title, text_b=b.text[: config.check_chars]))
+    results = client.run_sync(generator, requests, stage="xrag-related", budget=budget)
+    primed = f"<{RELATED_TAG}>" if spec.mode == "completion" else ""
+    for p, result in zip(asked, results):
+        outcome = item_outcome(result, lambda text: parse_related(text, primed=primed))
+        if outcome.ok:
+            p["status"], p["reason"] = ("related", None) if outcome.value else ("unrelated", UNRELATED)
+        else:
+            p["status"], p["reason"] = outcome.status, outcome.reason
+    with wh.transaction() as cur:
+        cur.execute("DELETE FROM related_pairs WHERE benchmark = ?", [benchmark])
+        if pairs:
+            cur.executemany(f"INSERT INTO related_pairs ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                            [[fp if name == "fingerprint" else p[name] for name in names] for p in pairs])
+    counts = Counter(p["status"] for p in pairs)
+    return StageOutput(rows=len(pairs), message=f"pair statuses: {dict(sorted(counts.items()))}")

@@ -1,0 +1,105 @@
+"""Named entities as Wikipedia knows them: article titles found in text, keyed by Wikidata QID.
+
+A wiki's article titles (and redirect titles) are a gazetteer of its named
+entities, and the QID behind each title says which entity it is in every
+language.  That is what both XRAG pairing (articles that mention the same
+entities) and the translation gate (entities kept in a translation) need, with
+no NER model to download.  Matching is Aho–Corasick (``pyahocorasick``) over
+the surface forms, longest match first; in space-separated scripts a match
+must start and end at word boundaries, so "Tarsk" does not match inside
+"Tarskian".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+import ahocorasick
+
+from tasks.text.languages import rule_for
+from tasks.warehouse.db import Warehouse
+
+MIN_FORM_CHARS = 3  # shorter titles ("Io", "Ur") match inside too many words to be evidence
+_QUALIFIER = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")
+
+
+def surface_forms(title: str) -> set[str]:
+    """A title and its base name without a trailing qualifier: "Mirra (river)" → {"Mirra (river)", "Mirra"}."""
+    forms = {title.strip()}
+    base = _QUALIFIER.sub("", title).strip()
+    if base:
+        forms.add(base)
+    return {form for form in forms if len(form) >= MIN_FORM_CHARS}
+
+
+class EntityMatcher:
+    """Finds the entities of a name → key mapping in texts of one language."""
+
+    def __init__(self, names: Mapping[str, str], lang: str) -> None:
+        self._automaton = ahocorasick.Automaton()
+        for form, key in names.items():
+            self._automaton.add_word(form, (len(form), key))
+        self._empty = not names
+        if not self._empty:
+            self._automaton.make_automaton()
+        self._boundaries = not rule_for(lang).needs_segmentation
+
+    def find(self, text: str) -> dict[str, set[str]]:
+        """key → the surface forms found; overlapping matches keep the longest (then the leftmost)."""
+        if self._empty:
+            return {}
+        matches = []
+        for end, (length, key) in self._automaton.iter(text):
+            start = end - length + 1
+            if self._boundaries and not _at_word_boundaries(text, start, end + 1):
+                continue
+            matches.append((start, end + 1, key))
+        matches.sort(key=lambda m: (-(m[1] - m[0]), m[0]))
+        taken: list[tuple[int, int]] = []
+        found: dict[str, set[str]] = {}
+        for start, stop, key in matches:
+            if any(start < other_stop and other_start < stop for other_start, other_stop in taken):
+                continue
+            taken.append((start, stop))
+            found.setdefault(key, set()).add(text[start:stop])
+        return found
+
+
+def _at_word_boundaries(text: str, start: int, stop: int) -> bool:
+    before = text[start - 1] if start > 0 else " "
+    after = text[stop] if stop < len(text) else " "
+    return not (before.isalnum() or after.isalnum())
+
+
+def title_names(rows: Iterable[tuple[str, str | None]]) -> dict[str, str]:
+    """Surface form → QID from (title, qid) rows; a form shared by two entities is ambiguous and left out."""
+    names: dict[str, str] = {}
+    ambiguous: set[str] = set()
+    for title, qid in rows:
+        if qid is None:
+            continue
+        for form in surface_forms(title):
+            if names.get(form, qid) != qid:
+                ambiguous.add(form)
+            names[form] = qid
+    return {form: qid for form, qid in names.items() if form not in ambiguous}
+
+
+def language_names(wh: Warehouse, lang: str) -> dict[str, str]:
+    """Surface form → QID for one language's articles and the redirects to them (disambiguation pages excluded)."""
+    rows = wh.query(
+        "SELECT title, qid FROM documents WHERE lang = ? AND namespace = 0 AND NOT is_redirect"
+        " AND NOT is_disambiguation AND qid IS NOT NULL"
+        " UNION ALL"
+        " SELECT r.title, a.qid FROM documents r JOIN documents a"
+        "   ON a.lang = r.lang AND a.title = r.redirect_target AND NOT a.is_redirect"
+        " WHERE r.lang = ? AND r.is_redirect AND a.qid IS NOT NULL AND NOT a.is_disambiguation",
+        [lang, lang],
+    )
+    return title_names(rows)
+
+
+def entity_matcher(wh: Warehouse, lang: str) -> EntityMatcher:
+    """A matcher over one language's titles (and redirects), keyed by QID."""
+    return EntityMatcher(language_names(wh, lang), lang)
