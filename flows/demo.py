@@ -19,7 +19,10 @@ DEMO_COLLECTION = "demo"
 
 
 def _table(columns: list[str], rows: list[tuple]) -> str:
-    return "\n".join(["  " + "  ".join(f"{c:>14}" for c in columns)] + ["  " + "  ".join(f"{v!s:>14}" for v in row) for row in rows])
+    """Right-aligned columns as wide as their widest cell."""
+    widths = [max(len(str(value)) for value in column) for column in zip(columns, *rows)]
+    return "\n".join("  " + "  ".join(f"{value!s:>{width}}" for value, width in zip(line, widths))
+                     for line in [tuple(columns), *rows])
 
 
 @dataclass(frozen=True)

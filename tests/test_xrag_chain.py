@@ -42,6 +42,15 @@ def test_questions_and_the_facts_they_use_are_read_from_a_primed_completion() ->
     ]
 
 
+def test_a_completion_primed_with_uses_reads_the_facts_named_before_each_question() -> None:
+    reply = ("2, B1\nQuestion: Which opened first, the Velna Bridge or the Mirra Weir? — the Velna Bridge\n"
+             "Uses: A1, B2\nQuestion: Did Petra Voss design the Mirra Weir?\nUses: B7\n")
+    assert _questions(reply, primed="Uses: A") == [
+        TypedQuestion("Which opened first, the Velna Bridge or the Mirra Weir?", (("A", 2), ("B", 1))),
+        TypedQuestion("Did Petra Voss design the Mirra Weir?", (("A", 1), ("B", 2))),
+    ]  # the copied " — answer" tail is cut; the trailing "Uses: B7" starts a third question that never came
+
+
 def test_markdown_numbering_and_a_uses_note_on_the_question_line_are_tolerated() -> None:
     reply = ("Here you go:\n**Question 1:** When was Tarsk Cathedral finished? (Uses: A-2, B#1)\n\n"
              "2. Question: Which city has more inhabitants, Tarsk or Orvik?\n**Facts used:** A1, A1, B2")

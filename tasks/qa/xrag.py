@@ -50,6 +50,7 @@ TEMPLATES = (SUMMARY_TEMPLATE, SIMPLE_QA_TEMPLATE, *QUESTION_TEMPLATES.values(),
 #: Pair statuses whose slots are recorded: related pairs are asked, failed checks are carried to their items.
 CARRIED = ("related", "parse_failed", "call_failed", "skipped_budget")
 PRIMED_QUESTION = "Question:"
+PRIMED_USES = "Uses: A"  # the typed-question prompts put each question's facts first
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ class _Chain:
                     facts_b=facts_b),
                     partial(parse_typed_questions, facts_a=len(facts_a), facts_b=len(facts_b),
                             limit=config.questions_per_type, max_words=config.question_words, lang=pivot,
-                            primed=self.primed(PRIMED_QUESTION)))
+                            primed=self.primed(PRIMED_USES)))
         return blocked | batch.run(self.client, self.generator, self.ledger)
 
     def answers(self, related: list[Pair], facts: dict[str, Step], questions: dict[str, Step]) -> dict[str, Step]:

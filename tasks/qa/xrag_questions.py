@@ -12,6 +12,7 @@ fails as a whole.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tasks.llm.parsing import Parsed, failed, parse_tag
@@ -27,6 +28,7 @@ _QUESTION_LABEL = re.compile(
 _USES_LABEL = re.compile(r"[*_]*\b(?:uses|used|facts(?:\s+used)?)\b[*_\s]*[:：]", re.IGNORECASE)
 _REFERENCE = re.compile(r"\b([AB])\s*[-#.]?\s*(\d{1,2})\b", re.IGNORECASE)
 # Two questions in one: a second question mark, or (English) "and" opening a second wh-question.
+_ANSWER_TAIL = re.compile(r"[?？]\s+[—–-]\s.*$")
 _JOINED = re.compile(r"[?？].*[?？]|\band\s+(?:what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE | re.DOTALL)
 
 
@@ -69,28 +71,49 @@ def parse_typed_questions(
 ) -> Parsed:
     """The questions of a reply (value: list of :class:`TypedQuestion`, at most ``limit``), each checked.
 
+    The prompts ask for each question's ``Uses:`` line before it (a completion
+    prompt then primes ``Uses: A``, so a small model starts from a fact of
+    article A); a reply that names the facts after each question instead is
+    read as well — the first ``Uses:`` line says which order the reply keeps.
     ``facts_a`` and ``facts_b`` are how many facts each article offered, to
     catch a reference to a fact that was never shown.
     """
     text = primed + text
     labels = list(_QUESTION_LABEL.finditer(text))
+    first_uses = _USES_LABEL.search(text)
+    uses_first = bool(labels) and first_uses is not None and first_uses.start() < labels[0].start()
     questions = []
-    for label, following in zip(labels, labels[1:] + [None]):
-        block = text[label.end(): following.start() if following else len(text)]
-        uses = _USES_LABEL.search(block)
-        question = (block[: uses.start()] if uses else block).strip().split("\n")[0].strip("*_` ([-–—")
+    for index, label in enumerate(labels):
+        block = text[label.end(): labels[index + 1].start() if index + 1 < len(labels) else len(text)]
+        if uses_first:
+            before = text[labels[index - 1].end() if index else 0: label.start()]
+            uses = _last(_USES_LABEL.finditer(before))
+            question, named = block.strip().split("\n")[0], before[uses.end():] if uses else ""
+        else:
+            uses = _USES_LABEL.search(block)
+            question = (block[: uses.start()] if uses else block).strip().split("\n")[0]
+            named = block[uses.end():] if uses else ""
+        # a small model copies the facts' "question — answer" form: the answer must not ride along
+        question = _ANSWER_TAIL.sub("?", question).strip("*_` ([-–—")
         if not question:
             continue
         if uses is None:
             questions.append(TypedQuestion(question, (), "no 'Uses:' line naming the facts the question combines"))
             continue
         references = tuple(dict.fromkeys(
-            (side.upper(), int(number)) for side, number in _REFERENCE.findall(block[uses.end():].split("\n")[0])))
+            (side.upper(), int(number)) for side, number in _REFERENCE.findall(named.split("\n")[0])))
         questions.append(TypedQuestion(question, references,
                                        _problem(question, references, facts_a, facts_b, max_words, lang)))
     if not questions:
         return failed("no 'Question: …' in the reply")
     return Parsed("ok", questions[:limit])
+
+
+def _last(matches: Iterator[re.Match[str]]) -> re.Match[str] | None:
+    found = None
+    for found in matches:
+        pass
+    return found
 
 
 def _problem(question: str, uses: tuple[tuple[str, int], ...], facts_a: int, facts_b: int, max_words: int,
