@@ -168,6 +168,7 @@ class InstancesParams(QaRunParams):
     distractors: DistractorConfig = Field(default_factory=DistractorConfig)
     backend: str = Field("tantivy", description="Index backend of the BM25 distractor candidates.")
     out: str | None = Field(None, description="Export directory; $BABELBENCH_HOME/exports when empty.")
+    budget: Budget = Field(default_factory=Budget, description="Limits on the answer check's paid calls, tokens and USD.")
 
 
 @flow(name="instances", log_prints=True)
@@ -190,7 +191,7 @@ def instances_flow(params: InstancesParams) -> list[dict]:
                 futures[lang] = {"index": indexes[lang]}
             distractors = distractors_stage.submit(
                 home, params.benchmark, params.benchmark, params.distractors, params.instances.qc_policy,
-                params.backend, indexes, translations, force, run.run_id)
+                params.backend, indexes, translations, params.budget, force, run.run_id)
             futures[params.benchmark] = {"distractors": distractors}
             inputs["distractors"] = distractors
         instances = instances_stage.submit(home, params.benchmark, params.benchmark, params.instances, inputs, force,

@@ -36,6 +36,8 @@ def qa_build(
     per_lang: Annotated[int, typer.Option(help="ECLEKTIC: articles sampled per language.")] = 100,
     max_pairs: Annotated[int, typer.Option(help="XRAG: related pairs kept per pair kind.")] = 50,
     qtypes: Annotated[str, typer.Option(help="XRAG: question types, comma-separated.")] = "aggregation,comparison,multihop,set",
+    pair_model: Annotated[Optional[str], typer.Option(
+        help="XRAG: sentence-transformers model that also pairs articles across languages by similarity.")] = None,
     prescreen: Annotated[bool, typer.Option(help="Run the LLM pre-screen.")] = True,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: Force = None,
 ) -> None:
@@ -47,7 +49,7 @@ def qa_build(
     run_flow(qa_build_flow, lambda: QaBuildParams(
         recipe=recipe, benchmark=benchmark, langs=split_list(langs), generator=generator, judge=judge,
         prescreen=prescreen, budget=_budget(max_calls, max_tokens, max_usd), eclektic=EclekticConfig(per_lang=per_lang),
-        xrag=XragConfig(max_pairs=max_pairs, question_types=tuple(split_list(qtypes))),
+        xrag=XragConfig(max_pairs=max_pairs, question_types=tuple(split_list(qtypes)), dense_model=pair_model),
         home=os.environ[HOME_ENV], force=force or []))
 
 
@@ -76,7 +78,9 @@ def instances_build(
     out: Annotated[Optional[Path], typer.Option(help="Export directory (default: $HOME/exports).")] = None,
     dense_model: Annotated[Optional[str], typer.Option(help="XRAG distractors: sentence-transformers model for the dense half.")] = None,
     backend: Annotated[str, typer.Option(help="Index backend for BM25 distractor candidates.")] = "tantivy",
-    force: Force = None,
+    answer_checker: Annotated[Optional[str], typer.Option(
+        help="XRAG distractors: registry model asked whether a candidate answers the question.")] = None,
+    max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: Force = None,
 ) -> None:
     """Select distractors (XRAG), assemble the instances of every setting and export them as JSON Lines."""
     from flows.qa import InstancesParams, instances_flow
@@ -85,8 +89,9 @@ def instances_build(
 
     run_flow(instances_flow, lambda: InstancesParams(
         benchmark=benchmark, instances=InstanceConfig(qc_policy=qc_policy, seed=seed),
-        distractors=DistractorConfig(dense_model=dense_model), backend=backend,
-        out=str(out) if out else None, home=os.environ[HOME_ENV], force=force or []))
+        distractors=DistractorConfig(dense_model=dense_model, answer_checker=answer_checker), backend=backend,
+        out=str(out) if out else None, budget=_budget(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV],
+        force=force or []))
 
 
 @review_app.command("export")

@@ -21,6 +21,7 @@ import pytest
 from pydantic import ValidationError
 
 from tasks.distractors import DistractorConfig, DistractorQuery, select_distractors
+from tasks.distractors.answer_check import llm_answer_check
 from tasks.distractors.answers import AnswerMatcher, match_form, normalise_answer
 from tasks.distractors.candidates import DenseHits, fuse
 from tasks.distractors.filters import Document, ItemRules, TextForms, jaccard, parse_timestamp, shingles
@@ -30,8 +31,9 @@ from tasks.index.registry import get_backend
 from tasks.pairing.mining import articles_sql, build_index, index_path
 from tasks.rankers.dense import DenseRanker
 from tasks.warehouse.db import Warehouse
-from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir
+from tests.fake_llm_server import FakeLLMServer, Fault, fake_client, prompt_of
 from tests.tiny_models import build_bi_encoder
+from tests.warehouse_docs import add_document
 
 LANGS = ("en", "de", "ja", "zh")
 EN_MIRRA, EN_LAKE_ONDRA, EN_VELNA, EN_CATHEDRAL, EN_VELNA_DAB = 41020, 41030, 41010, 41280, 41360
@@ -74,25 +76,13 @@ class Bench:
     index_paths: dict[str, Path]
 
 
-def _add_document(wh: Warehouse, lang: str, page_id: int, title: str, text: str) -> None:
-    """Add one article to the documents through the lake, as ingestion would (own cell, so the sample's stay)."""
-    cell = f"{lang}-extra"
-    writer = ShardWriter(wh.lake_root, cell_dir(wh.lake_root, "documents_raw", cell, "test"), LAKE_TABLES["documents_raw"], "test")
-    writer.add({"lang": lang, "page_id": page_id, "title": title, "text": text, "qid": None, "namespace": 0,
-                "is_redirect": False, "redirect_target": None, "is_disambiguation": False, "timestamp": None,
-                "source": "test"})
-    writer.flush()
-    wh.replace_cell("documents_raw", cell, "test", writer.shards)
-    wh.refresh_views()
-
-
 @pytest.fixture(scope="module")
 def bench(sample_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
     """The sample with a near-copy of Lake Ondra added, and a BM25 index per language built as the index stage does."""
     home = tmp_path_factory.mktemp("distractors") / "home"
     shutil.copytree(sample_corpus, home)
     with Warehouse(home) as wh:
-        _add_document(wh, "en", NEAR_COPY, "Ondra (mountain lake)", NEAR_COPY_TEXT)
+        add_document(wh, "en", NEAR_COPY, "Ondra (mountain lake)", NEAR_COPY_TEXT)
         paths = {}
         for lang in LANGS:
             build_index(wh, lang, "tantivy", IndexConfig(), f"index-{lang}")
@@ -340,6 +330,24 @@ def test_the_answer_check_hook_sees_only_survivors_and_rejects_on_true(bench: Be
     assert sum(r["status"] == "kept" for r in en) == 4
     # Nothing a rule rejected was asked about, and nothing was kept unasked.
     assert {_code(r) for r in en if r not in checked} <= {"supporting", "contains_answer", "near_duplicate", "surplus"}
+
+
+def test_a_model_as_the_answer_check_rejects_what_it_says_answers_and_leaves_the_undecided_unverified(
+    bench: Bench, server: FakeLLMServer,
+) -> None:
+    texts = dict(bench.wh.query("SELECT page_id, text FROM documents WHERE lang = 'en' AND page_id IS NOT NULL"))
+    server.script(texts[41040][:60], Fault.text("<answers>yes</answers>"))  # Kelda Mountains: "it answers"
+    server.script(texts[41050][:60], Fault.with_status(400, "refused"))  # Tarsk: a permanent error, no verdict
+    config = DistractorConfig(per_lang=4, answer_checker="fake")
+    check = llm_answer_check(fake_client(bench.wh, server), "fake", config)
+    en = {r["page_id"]: r for r in _run(bench, "model-checked", [VELNA], config, answer_check=check) if r["lang"] == "en"}
+    assert (en[41040]["status"], _code(en[41040])) == ("rejected", "answers_question")
+    assert (en[41050]["status"], _code(en[41050])) == ("kept", "unverified")
+    # every other reply is the echo of its prompt, whose only verdict is the worked example's "no"
+    assert (en[41180]["status"], _code(en[41180])) == ("kept", None)
+    assert sum(r["status"] == "kept" for r in en.values()) == 4
+    prompts = [prompt_of(call.body) for call in server.calls]
+    assert all(VELNA.queries[lang] in "".join(prompts) for lang in LANGS)  # each language asked in its own words
 
 
 def test_a_redirect_or_disambiguation_page_in_an_index_is_rejected(bench: Bench, tmp_path: Path) -> None:

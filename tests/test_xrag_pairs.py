@@ -14,6 +14,8 @@ from tasks.qa.xrag_config import XragConfig
 from tasks.qa.xrag_pairs import Article, candidate_pairs, check_related, find_pairs, parse_related
 from tasks.warehouse.db import Warehouse
 from tests.fake_llm_server import FakeLLMServer, Fault, fake_client
+from tests.tiny_models import build_bi_encoder
+from tests.warehouse_docs import add_document
 
 ALL_PAIRS = XragConfig(max_days_apart=None, max_pairs=10_000)
 VELNA, MIRRA, LAKE_ONDRA, KELDA_MOUNTAINS, TARSK = "Q9100001", "Q9100002", "Q9100003", "Q9100004", "Q9100005"
@@ -254,3 +256,33 @@ def test_a_budget_stop_leaves_the_rest_skipped_and_a_rerun_resumes(sample_home: 
     assert sorted(first) == ["related", "related", "skipped_budget", "skipped_budget"]
     assert second == {"related"}
     assert len(server.calls) == 4  # the two answered before the stop came from the cache
+
+
+EVENT = "Forty warehouses burned down in the old harbour in the dry summer of 1902, and the fire lasted three days."
+
+
+def test_dense_pairs_join_articles_about_the_same_event_but_never_an_article_and_its_translation(
+    sample_corpus: Path, tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(sample_corpus, home)
+    with Warehouse(home) as wh:
+        # three articles with the same title and text, so their embeddings coincide whatever the model: an
+        # English one, a German one about the same event (another QID), and the English one's German translation
+        add_document(wh, "en", 41991, "Harbour fire of 1902", EVENT, qid="Q9199991")
+        add_document(wh, "de", 230991, "Harbour fire of 1902", EVENT, qid="Q9199992")
+        add_document(wh, "de", 230992, "Harbour fire of 1902", EVENT, qid="Q9199991")
+        texts = [text for (text,) in wh.query("SELECT text FROM documents WHERE text IS NOT NULL")]
+        model = build_bi_encoder(texts, tmp_path / "model")
+        config = XragConfig(dense_model=str(model), min_similarity=0.9999, dense_k=1, pair_kinds=("crosslingual",),
+                            max_days_apart=None, max_pairs=10_000)
+        find_pairs(wh, "dense", ["en", "de"], config, "fp-dense")
+        dense = wh.query_dicts("SELECT * FROM related_pairs WHERE benchmark = 'dense' AND method = 'dense'")
+        by_entities = wh.scalar("SELECT count(*) FROM related_pairs WHERE benchmark = 'dense' AND method = 'entities'")
+    assert [(p["lang_a"], p["page_a"], p["lang_b"], p["page_b"]) for p in dense] == [("en", 41991, "de", 230991)]
+    assert dense[0]["score"] == pytest.approx(1.0, abs=1e-4) and dense[0]["status"] == "candidate"
+    assert dense[0]["evidence"] == [f"cosine {dense[0]['score']:.3f}"]
+    # the entity rule still pairs what it did without the dense model
+    with Warehouse(home) as wh:
+        find_pairs(wh, "entities", ["en", "de"], config.model_copy(update={"dense_model": None}), "fp-entities")
+        assert wh.scalar("SELECT count(*) FROM related_pairs WHERE benchmark = 'entities'") == by_entities

@@ -48,6 +48,14 @@ class DistractorConfig(BaseModel):
                     "lightly edited versions share most 5-grams in any script. Distinct articles of the bundled "
                     "sample reach at most 0.23; a copy missing one sentence of four is near 0.8.",
     )
+    answer_checker: str | None = Field(
+        None,
+        description="Registry name of a model asked, per surviving candidate, whether the document answers the "
+                    "question (catches answers the string rule misses: paraphrases, other units or scripts). "
+                    "None: the rules alone decide.",
+    )
+    check_chars: int = Field(1500, ge=100, description="Characters of a candidate shown to the answer check.")
+    check_max_tokens: int = Field(8, ge=2, description="Tokens for one answer-check verdict.")
     temporal_gap_days: int | None = Field(
         None, ge=0,
         description="XRAG's rule: a distractor must be dated at least this many days before the earliest "

@@ -118,6 +118,15 @@ def parse_yes_no(text: str, *, primed: str = "") -> Parsed:
     return failed("no yes/no verdict in the reply")
 
 
+def parse_tagged_yes_no(text: str, tag: str, *, primed: str = "") -> Parsed:
+    """A yes/no verdict (value: bool) inside ``<tag>…</tag>``: the form of every yes/no check's reply."""
+    inside = parse_tag(text, tag, primed=primed)
+    if not inside.ok:
+        return inside
+    verdict = parse_yes_no(inside.value)
+    return verdict if verdict.ok else failed(f"<{tag}> holds no yes/no: {inside.value[:60]!r}")
+
+
 def parse_json_object(text: str, *, primed: str = "") -> Parsed:
     """The first JSON object in the reply (value: dict), inside code fences or prose."""
     text = primed + text

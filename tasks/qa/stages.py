@@ -12,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from prefect.states import State
 
-from tasks.distractors import DistractorConfig, select_distractors
+from tasks.distractors import AnswerCheck, DistractorConfig, answer_check, select_distractors
 from tasks.instances.build import InstanceConfig, build_instances
 from tasks.pairing.mining import index_path
 from tasks.llm import Budget, BudgetLedger, LLMClient, load_registry, run_ledger, template_hash
@@ -118,7 +119,7 @@ def xrag_pairs_stage(home: str, cell: str, benchmark: str, langs: list[str], con
     """Candidate article pairs of the whole benchmark (pairs span languages, so one cell)."""
     wh = shared_warehouse(home)
     read = ReadFields.of(config, "pivot", "min_shared_entities", "max_days_apart", "max_pairs", "pair_kinds",
-                         langs=sorted(langs))
+                         "dense_model", "min_similarity", "dense_k", langs=sorted(langs))
     return as_task_result(run_stage(
         wh, XRAG_PAIRS, cell, read, corpus, lambda fp: xrag_pairs.find_pairs(wh, benchmark, langs, config, fp),
         force=forced(XRAG_PAIRS.name, force), run_id=run_id))
@@ -200,16 +201,30 @@ def translate_stage(home: str, cell: str, benchmark: str, tgt_lang: str, transla
 
 @stage_task("distractors")
 def distractors_stage(home: str, cell: str, benchmark: str, config: DistractorConfig, qc_policy: str, backend: str,
-                      indexes: dict[str, StageRef], translations: dict[str, StageRef], force: frozenset[str],
-                      run_id: str) -> StageRef | State[StageRef]:
-    """Distractor candidates for every accepted XRAG item, searched in each language's index."""
+                      indexes: dict[str, StageRef], translations: dict[str, StageRef], budget: Budget,
+                      force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+    """Distractor candidates for every accepted XRAG item, searched in each language's index; with an
+    ``answer_checker`` a model also vets the survivors (paid, so it spends from the run's budget)."""
     wh = shared_warehouse(home)
     queries = distractor_queries(wh, benchmark, qc_policy)
+    checking = config.answer_checker is not None
     read = ReadFields.of(config, *DistractorConfig.model_fields, backend=backend,
-                         queries=_digest([q.model_dump() for q in queries]))
+                         queries=_digest([q.model_dump() for q in queries]),
+                         template=template_hash(answer_check.TEMPLATE) if checking else None)
     paths = {lang: index_path(wh.home, backend, lang, ref.fingerprint) for lang, ref in indexes.items()}
-    return as_task_result(run_stage(
-        wh, DISTRACTORS, cell, read, {f"index_{k}": v for k, v in indexes.items()} | translations,
-        lambda fp: select_distractors(wh, benchmark, queries, config, fp, backend=backend, index_paths=paths),
-        force=forced(DISTRACTORS.name, force), run_id=run_id))
+    inputs = {f"index_{k}": v for k, v in indexes.items()} | translations
 
+    def select(check: AnswerCheck | None, fp: str) -> StageOutput:
+        return select_distractors(wh, benchmark, queries, config, fp, backend=backend, index_paths=paths,
+                                  answer_check=check)
+
+    if not checking:
+        return as_task_result(run_stage(wh, DISTRACTORS, cell, read, inputs, partial(select, None),
+                                        force=forced(DISTRACTORS.name, force), run_id=run_id))
+    unverified = wh.scalar("SELECT count(*) FROM distractors WHERE benchmark = ? AND starts_with(reason, 'unverified')",
+                           [benchmark])
+    return run_paid(
+        home, DISTRACTORS, cell, read, inputs,
+        lambda client, ledger, fp: select(
+            answer_check.llm_answer_check(client, config.answer_checker, config, budget=ledger), fp),
+        retry=bool(unverified), force=force, budget=budget, run_id=run_id)

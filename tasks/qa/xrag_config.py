@@ -32,6 +32,14 @@ class XragConfig(BaseModel):
         14, ge=0,
         description="Largest gap between the two articles' timestamps (Wikipedia: last revision, standing in for the "
                     "paper's publication date); applied only when both have one. None: no window.")
+    dense_model: str | None = Field(
+        None,
+        description="sentence-transformers model (multilingual; hub name or local directory) that also pairs a "
+                    "pivot article with its nearest articles of each other language, as the paper's dense retriever "
+                    "pairs news about the same event; never an article with its own translation (same QID). "
+                    "None: entity pairs only.")
+    min_similarity: float = Field(0.5, ge=-1, le=1, description="Lowest cosine of a dense pair.")
+    dense_k: int = Field(3, ge=1, description="Nearest pivot articles considered per article of another language.")
     max_pairs: int = Field(
         100, ge=1,
         description="Pairs kept per pair kind, and per other language for cross-language pairs, highest score first.")

@@ -39,11 +39,12 @@ from tqdm import tqdm
 
 from tasks.errors import BabelbenchError
 from tasks.llm import Budget, BudgetLedger, LLMClient, prompt_request
-from tasks.llm.parsing import Parsed, failed, parse_tag, parse_yes_no
+from tasks.llm.parsing import Parsed, parse_tagged_yes_no
 from tasks.pairing.mining import articles_sql
 from tasks.qa.outcomes import item_outcome
 from tasks.qa.xrag_articles import article_texts
 from tasks.qa.xrag_config import XragConfig
+from tasks.rankers.dense import DenseRanker, top_k
 from tasks.stage import StageOutput
 from tasks.text.entities import entity_matcher
 from tasks.warehouse.db import Warehouse
@@ -52,7 +53,7 @@ log = logging.getLogger(__name__)
 
 RELATED_TEMPLATE = "xrag_related"
 RELATED_TAG = "related"
-METHOD = "entities"
+ENTITIES, DENSE = "entities", "dense"  # related_pairs.method
 UNRELATED = "the check judged them unrelated"
 SECONDS_PER_DAY = 86400.0
 
@@ -80,14 +81,25 @@ class Article:
 
 @dataclass(frozen=True)
 class PairCandidate:
-    """Two articles meeting the entity rule; ``reason`` says why a ``filtered`` one was not kept."""
+    """Two articles meeting the entity rule (or close by dense similarity); ``reason`` says why a ``filtered``
+    one was not kept."""
 
     a: Article  # the pivot article (the lower page id of a pivot–pivot pair)
     b: Article
-    shared: tuple[str, ...]
+    shared: tuple[str, ...]  # the shared entities; for a dense pair, the cosine as text
     days_apart: float | None
     status: str = "candidate"
     reason: str | None = None
+    similarity: float | None = None  # set for dense pairs
+
+    @property
+    def method(self) -> str:
+        return ENTITIES if self.similarity is None else DENSE
+
+    @property
+    def score(self) -> float:
+        """Shared entities, or the cosine (below 1, so entity evidence ranks first within a group)."""
+        return float(len(self.shared)) if self.similarity is None else self.similarity
 
     @property
     def pair_id(self) -> str:
@@ -159,8 +171,10 @@ def _matches(left: list[Article], right: list[Article], *, same_language: bool, 
     return found
 
 
-def candidate_pairs(pivot: list[Article], others: dict[str, list[Article]], config: XragConfig) -> list[PairCandidate]:
-    """Every pair meeting the entity rule, with the date window and ``max_pairs`` marked as ``filtered``.
+def candidate_pairs(pivot: list[Article], others: dict[str, list[Article]], config: XragConfig,
+                    dense: Iterable[PairCandidate] = ()) -> list[PairCandidate]:
+    """Every pair meeting the entity rule, plus the ``dense`` ones not found by it, with the date window and
+    ``max_pairs`` marked as ``filtered``.
 
     ``others`` maps each non-pivot language to its articles.  Within a group
     (see :attr:`PairCandidate.group`) the pairs in the window are ranked by
@@ -172,7 +186,9 @@ def candidate_pairs(pivot: list[Article], others: dict[str, list[Article]], conf
     if "crosslingual" in config.pair_kinds:
         for articles in others.values():
             found += _matches(pivot, articles, same_language=False, min_shared=config.min_shared_entities)
-    found.sort(key=lambda p: (-len(p.shared), p.pair_id))
+    by_entities = {pair.pair_id for pair in found}
+    found += [pair for pair in dense if pair.pair_id not in by_entities]
+    found.sort(key=lambda p: (-p.score, p.pair_id))
     kept: Counter[str] = Counter()
     result = []
     for pair in found:
@@ -187,6 +203,26 @@ def candidate_pairs(pivot: list[Article], others: dict[str, list[Article]], conf
     return sorted(result, key=lambda p: p.pair_id)
 
 
+def dense_pairs(wh: Warehouse, pivot: list[Article], others: dict[str, list[Article]], config: XragConfig,
+                embedder: DenseRanker) -> list[PairCandidate]:
+    """For each article of another language, its ``dense_k`` nearest pivot articles at ``min_similarity`` or
+    more, leaving out its own translation (same QID); embeddings come from the lake cache of the dense ranker."""
+    pivot_ids, pivot_vectors = embedder.document_vectors(wh, config.pivot)
+    pivot_by_id = {article.page_id: article for article in pivot}
+    found = []
+    for lang, articles in others.items():
+        ids, vectors = embedder.document_vectors(wh, lang)
+        by_id = {article.page_id: article for article in articles}
+        for page_id, hits in zip(ids, top_k(vectors, pivot_vectors, pivot_ids, config.dense_k + 1), strict=True):
+            b = by_id.get(int(page_id))
+            near = [(pivot_by_id.get(hit), cosine) for hit, cosine in hits]
+            near = [(a, cosine) for a, cosine in near
+                    if b is not None and a is not None and cosine >= config.min_similarity and not (a.qid and a.qid == b.qid)]
+            found += [PairCandidate(a, b, (f"cosine {cosine:.3f}",), _days_apart(a, b), similarity=cosine)
+                      for a, cosine in near[: config.dense_k]]
+    return found
+
+
 def find_pairs(wh: Warehouse, benchmark: str, langs: list[str], config: XragConfig, fp: str) -> StageOutput:
     """Write the benchmark's ``related_pairs``: candidates to check and the filtered ones with their reason."""
     pivot = load_articles(wh, config.pivot)
@@ -194,10 +230,11 @@ def find_pairs(wh: Warehouse, benchmark: str, langs: list[str], config: XragConf
         raise BabelbenchError(f"benchmark {benchmark}: no {config.pivot} articles in the warehouse (the pivot language)")
     crosslingual = "crosslingual" in config.pair_kinds
     others = {lang: load_articles(wh, lang) for lang in langs if lang != config.pivot and crosslingual}
-    pairs = candidate_pairs(pivot, others, config)
+    dense = dense_pairs(wh, pivot, others, config, DenseRanker(config.dense_model)) if config.dense_model else []
+    pairs = candidate_pairs(pivot, others, config, dense)
     rows = [
-        [benchmark, p.pair_id, p.a.lang, p.a.page_id, p.b.lang, p.b.page_id, METHOD, list(p.shared),
-         float(len(p.shared)), p.days_apart, p.status, p.reason, fp]
+        [benchmark, p.pair_id, p.a.lang, p.a.page_id, p.b.lang, p.b.page_id, p.method, list(p.shared),
+         p.score, p.days_apart, p.status, p.reason, fp]
         for p in pairs
     ]
     with wh.transaction() as cur:
@@ -213,11 +250,7 @@ def find_pairs(wh: Warehouse, benchmark: str, langs: list[str], config: XragConf
 
 def parse_related(text: str, *, primed: str = "") -> Parsed:
     """The check's verdict (value: bool) from the ``<related>`` tag of the reply."""
-    tag = parse_tag(text, RELATED_TAG, primed=primed)
-    if not tag.ok:
-        return tag
-    verdict = parse_yes_no(tag.value)
-    return verdict if verdict.ok else failed(f"<{RELATED_TAG}> holds no yes/no: {tag.value[:60]!r}")
+    return parse_tagged_yes_no(text, RELATED_TAG, primed=primed)
 
 
 def check_related(
