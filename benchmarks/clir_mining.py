@@ -51,9 +51,10 @@ from tasks import compute
 from tasks.errors import ConfigError
 from tasks.index import registry
 from tasks.index.base import (
-    MANIFEST_NAME, DocumentRow, Hit, IndexConfig, IndexInfo, check_k, checked_row, resolve_info, write_text_atomic,
+    MANIFEST_NAME, DocumentRow, Hit, IndexConfig, IndexInfo, check_k, checked_row, resolve_info,
 )
 from tasks.index.embedded import TANTIVY_B, TANTIVY_K1
+from tasks.warehouse.atomic import atomic_write_text
 from tasks.pairing.config import ClirConfig
 from tasks.pairing.mining import QUERY_BATCH, QueryBatch, mine_batch
 from tasks.warehouse.lake import cell_dir
@@ -241,7 +242,7 @@ def _fresh(path: Path) -> Path:
 def _publish_info(backend: str, lang: str, path: Path, count: int, config: IndexConfig) -> IndexInfo:
     info = IndexInfo(backend=backend, lang=lang, path=path, doc_count=count, config=config,
                      bm25_k1=config.k1, bm25_b=config.b)
-    write_text_atomic(path / MANIFEST_NAME, info.model_dump_json(indent=2))
+    atomic_write_text(path / MANIFEST_NAME, info.model_dump_json(indent=2))
     return info
 
 

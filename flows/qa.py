@@ -27,7 +27,7 @@ from tasks.qa.stages import (
     translate_stage, xrag_pairs_stage, xrag_questions_stage, xrag_related_stage,
 )
 from tasks.qa.xrag_config import XragConfig
-from tasks.qa.units import benchmark_definition
+from tasks.qa.policy import benchmark_definition
 from tasks.translate import TranslateConfig
 from tasks.reporting import finish_run
 from tasks.settings import resolve_home

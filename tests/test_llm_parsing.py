@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks.llm.parsing import parse_json_object, parse_qa_pairs, parse_question_answer, parse_tag, parse_yes_no
+from tasks.llm.parsing import parse_qa_pairs, parse_question_answer, parse_tag, parse_yes_no
 
 
 def test_question_answer_with_markdown_and_a_primed_label() -> None:
@@ -38,10 +38,3 @@ def test_yes_no_takes_the_first_decisive_word() -> None:
     assert parse_yes_no("<related>Yes</related>").value is True
     assert parse_yes_no("Answer: no, they are about different rivers").value is False
     assert parse_yes_no("maybe").status == "parse_failed"
-
-
-def test_json_object_inside_fences_or_prose() -> None:
-    assert parse_json_object('Here:\n```json\n{"verdict": "correct", "why": "ok"}\n```').value == {
-        "verdict": "correct", "why": "ok"}
-    assert parse_json_object('[1, 2] then {"a": {"b": 1}}').value == {"a": {"b": 1}}
-    assert parse_json_object('{"a": 1').status == "parse_failed"

@@ -45,8 +45,8 @@ class Document:
 
 
 def parse_timestamp(value: str | None, where: str) -> datetime | None:
-    """An ISO-8601 timestamp as an aware datetime (UTC when it names no zone); None stays None."""
-    if value is None:
+    """An ISO-8601 timestamp as an aware datetime (UTC when it names no zone); None or blank is None."""
+    if value is None or not value.strip():
         return None
     try:
         parsed = datetime.fromisoformat(value)

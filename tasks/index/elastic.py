@@ -58,8 +58,8 @@ from tasks.index.base import (
     checked_row,
     read_info,
     resolve_info,
-    write_text_atomic,
 )
+from tasks.warehouse.atomic import atomic_write_text
 from tasks.retry import TRANSIENT_HTTP_STATUS
 
 logger = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ class ElasticIndex:
                 backend=self.name, lang=lang, path=path, doc_count=count, config=config,
                 bm25_k1=config.k1, bm25_b=config.b, index_name=name, url=self.url,
             )
-            write_text_atomic(path, info.model_dump_json(indent=2))
+            atomic_write_text(path, info.model_dump_json(indent=2))
         except BaseException:
             self._delete_index(name)
             raise

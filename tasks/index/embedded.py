@@ -43,8 +43,8 @@ from tasks.index.base import (
     checked_row,
     read_info,
     resolve_info,
-    write_text_atomic,
 )
+from tasks.warehouse.atomic import atomic_write_text
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ class TantivyIndex:
                 backend=self.name, lang=lang, path=path, doc_count=count, config=config,
                 bm25_k1=TANTIVY_K1, bm25_b=TANTIVY_B,
             )
-            write_text_atomic(data / MANIFEST_NAME, info.model_dump_json(indent=2))
+            atomic_write_text(data / MANIFEST_NAME, info.model_dump_json(indent=2))
             _publish(data, path)
         except BaseException:
             shutil.rmtree(data, ignore_errors=True)

@@ -38,14 +38,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tasks.qa.policy import accepted_items, benchmark_definition
+from tasks.qa.xrag_articles import article_texts
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 
-#: qc_status values (view ``qa_status``) that each policy lets into instances.
-QC_POLICIES: dict[str, tuple[str, ...]] = {
-    "prescreen": ("accepted_review", "unreviewed"),
-    "human": ("accepted_review", "unreviewed", "flagged"),
-}
 ECLEKTIC_HINTS = ("hint_general", "hint_source_lang", "hint_source_title")
 #: XRAG retrieval settings: supporting documents per language role, distractors per language role.
 RETRIEVAL_SHAPES: dict[str, dict[str, int]] = {
@@ -83,9 +80,7 @@ def _shuffled(documents: list[dict[str, Any]], seed: int) -> list[dict[str, Any]
 class _Lookup:
     """The warehouse rows instance building reads, fetched once per benchmark."""
 
-    def __init__(self, wh: Warehouse, benchmark: str, config: InstanceConfig) -> None:
-        self.wh = wh
-        self.config = config
+    def __init__(self, wh: Warehouse, benchmark: str, config: InstanceConfig, supporting: Iterable[tuple[str, int]]) -> None:
         self.translations: dict[tuple[str, str, str], str] = {
             (item, field, lang): text
             for item, field, lang, text in wh.query(
@@ -96,14 +91,12 @@ class _Lookup:
             "SELECT item_id, lang, page_id, title FROM distractors WHERE benchmark = ? AND status = 'kept'"
             " ORDER BY item_id, lang, rank", [benchmark]):
             self.distractors[(item, lang)].append((page_id, title))
-        self._texts: dict[tuple[str, int], str] = {}
+        shown = set(supporting) | {(lang, page_id) for (_, lang), kept in self.distractors.items() for page_id, _ in kept}
+        self._texts = {key: article.text[: config.doc_chars] if config.doc_chars else article.text
+                       for key, article in article_texts(wh, shown).items()}
 
     def text(self, lang: str, page_id: int) -> str:
-        key = (lang, page_id)
-        if key not in self._texts:
-            text = self.wh.scalar("SELECT text FROM documents WHERE lang = ? AND page_id = ?", [lang, page_id]) or ""
-            self._texts[key] = text if self.config.doc_chars is None else text[: self.config.doc_chars]
-        return self._texts[key]
+        return self._texts[(lang, page_id)]
 
     def document(self, lang: str, page_id: int, title: str, role: str) -> dict[str, Any]:
         return {"lang": lang, "page_id": page_id, "title": title, "text": self.text(lang, page_id), "role": role}
@@ -116,18 +109,17 @@ class _Lookup:
 
 def build_instances(wh: Warehouse, benchmark: str, config: InstanceConfig, fp: str) -> StageOutput:
     """Assemble and store every instance of ``benchmark``; replaces its earlier instances."""
-    recipe, langs = wh.query("SELECT recipe, langs FROM qa_benchmarks WHERE benchmark = ?", [benchmark])[0]
-    items = wh.query(
-        "SELECT item_id, lang, question, answer, context, documents FROM qa_status"
-        " WHERE benchmark = ? AND list_contains(?, qc_status) ORDER BY item_id",
-        [benchmark, list(QC_POLICIES[config.qc_policy])],
-    )
-    lookup = _Lookup(wh, benchmark, config)
+    recipe, langs = benchmark_definition(wh, benchmark)
+    items = accepted_items(wh, benchmark, config.qc_policy)
+    documents = {item_id: json.loads(docs) for item_id, _, _, _, _, docs in items}
+    # ECLEKTIC shows its context, not the article; XRAG shows its supporting articles
+    supporting = [(d["lang"], d["page_id"]) for docs in documents.values() for d in docs] if recipe == "xrag" else []
+    lookup = _Lookup(wh, benchmark, config, supporting)
     rows: list[list[Any]] = []
     issues: list[dict[str, Any]] = []
-    for item_id, lang, question, answer, context, documents in items:
+    for item_id, lang, question, answer, context, _ in items:
         item = {"item_id": item_id, "lang": lang, "question": question, "answer": answer, "context": context,
-                "documents": json.loads(documents)}
+                "documents": documents[item_id]}
         build = _eclektic if recipe == "eclektic" else _xrag
         for instance in build(item, langs, lookup, issues):
             instance_id = f"{item_id}|{instance['setting']}|{instance['lang']}"

@@ -82,6 +82,11 @@ class BudgetLedger:
         self._reserved_usd = 0.0
         self._lock = threading.Lock()
 
+    @classmethod
+    def of(cls, budget: Budget | BudgetLedger | None) -> BudgetLedger:
+        """``budget`` itself when it is a ledger already (shared spending), else a fresh ledger over it."""
+        return budget if isinstance(budget, BudgetLedger) else cls(budget)
+
     def reserve(self, request: LLMRequest, spec: ModelSpec) -> _Reservation | None:
         """Room for one more call, or None when it could exceed a limit (and from then on)."""
         tokens = estimated_tokens(request)

@@ -107,7 +107,7 @@ class LLMClient:
             tokens, usd = estimate_cost(spec, list(pending.values()))
             log.info("%s on %s: %d calls to make (%d cached), at most ~%d tokens, ~$%.4f",
                      stage, model_name, len(pending), len(outcomes), tokens, usd)
-            ledger = budget if isinstance(budget, BudgetLedger) else BudgetLedger(budget)
+            ledger = BudgetLedger.of(budget)
             outcomes |= await self._call_all(spec, pending, stage, ledger)
         results = [outcomes[key] for key in keys]
         _log_summary(model_name, stage, results)

@@ -13,7 +13,6 @@ parsing.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -48,15 +47,23 @@ _NEXT_LABEL = re.compile(
 )
 
 
-def _clean(value: str, *, first_line: bool = False) -> str:
-    """One field's text: its first paragraph (or line), without wrapping quotes or markdown emphasis."""
-    value = value.strip().split("\n\n")[0].strip()
-    if first_line:
-        value = value.split("\n")[0].strip()
-    value = value.strip("*_`").strip()
-    if len(value) >= 2 and value[0] in "\"'“«「" and value[-1] in "\"'”»」":
+_QUOTES = {'"': '"', "'": "'", "“": "”", "„": "“", "«": "»", "「": "」", "『": "』"}
+
+
+def unwrap(value: str) -> str:
+    """A field's text without surrounding markdown emphasis and one pair of wrapping quotes."""
+    value = value.strip().strip("*_`").strip()
+    if len(value) >= 2 and _QUOTES.get(value[0]) == value[-1]:
         value = value[1:-1].strip()
     return value
+
+
+def _clean(value: str, *, first_line: bool = False) -> str:
+    """One field's text: its first paragraph (or line), unwrapped."""
+    value = value.strip().split("\n\n")[0].strip()
+    if first_line:
+        value = value.split("\n")[0]
+    return unwrap(value)
 
 
 def parse_qa_pairs(text: str, *, primed: str = "", limit: int | None = None) -> Parsed:
@@ -125,17 +132,3 @@ def parse_tagged_yes_no(text: str, tag: str, *, primed: str = "") -> Parsed:
         return inside
     verdict = parse_yes_no(inside.value)
     return verdict if verdict.ok else failed(f"<{tag}> holds no yes/no: {inside.value[:60]!r}")
-
-
-def parse_json_object(text: str, *, primed: str = "") -> Parsed:
-    """The first JSON object in the reply (value: dict), inside code fences or prose."""
-    text = primed + text
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return Parsed("ok", value)
-    return failed("no JSON object in the reply")

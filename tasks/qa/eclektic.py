@@ -15,8 +15,10 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import threading
 from collections import defaultdict
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -84,6 +86,25 @@ def read_page_views(path: Path, langs: Iterable[str]) -> dict[tuple[str, str], i
     return dict(views)
 
 
+_page_views_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)  # one build's file at a time: it can be large
+def _page_views_of(path: str, modified_ns: int, langs: tuple[str, ...]) -> dict[tuple[str, str], int]:
+    return read_page_views(Path(path), langs)
+
+
+def page_views_for(path: Path, langs: Iterable[str]) -> dict[tuple[str, str], int]:
+    """:func:`read_page_views` of a build's languages, read once for all its language cells (which run in
+    threads of one process) rather than once per cell: a month of page views is gigabytes."""
+    try:
+        modified_ns = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the page-view file ({exc.strerror})") from exc
+    with _page_views_lock:
+        return _page_views_of(str(path), modified_ns, tuple(sorted(set(langs))))
+
+
 def select_candidates(
     wh: Warehouse, benchmark: str, lang: str, langs: list[str], config: EclekticConfig, fp: str
 ) -> StageOutput:
@@ -98,7 +119,7 @@ def select_candidates(
         f" ON s.qid = a.qid GROUP BY ALL ORDER BY a.page_id",
         [lang, others, others],
     )
-    views = read_page_views(Path(config.page_views), [lang]) if config.page_views else None
+    views = page_views_for(Path(config.page_views), langs) if config.page_views else None
     records = []
     for page_id, qid, title, chars, linked in rows:
         page_views = views.get((lang, title), 0) if views is not None else None

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from datetime import datetime, timezone
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tasks.distractors.answers import normalise_answer
 from tasks.llm import BudgetLedger, CallResult, LLMClient, prompt_request
+from tasks.qa.xrag_articles import article_texts
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 
@@ -42,17 +43,10 @@ class QcConfig(BaseModel):
     max_tokens: int = Field(24, ge=8, description="Tokens for the three verdict lines.")
 
 
-def normalise(text: str) -> str:
-    """Case-folded NFKC text with punctuation removed and whitespace collapsed: for containment tests."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = "".join(" " if unicodedata.category(c).startswith("P") else c for c in text)
-    return " ".join(text.split())
-
-
 def rule_verdicts(question: str, answer: str) -> list[tuple[str, str, str | None]]:
     """(check_name, verdict, reason) of the checks that need no model."""
-    leak = normalise(answer)
-    leaked = bool(leak) and f" {leak} " in f" {normalise(question)} "
+    leak = normalise_answer(answer)
+    leaked = bool(leak) and f" {leak} " in f" {normalise_answer(question)} "
     reference = _CONTEXT_REFERENCE.search(question)
     return [
         ("answer_leak", "fail" if leaked else "pass", "the question contains its answer" if leaked else None),
@@ -80,15 +74,13 @@ def llm_verdicts(result: CallResult, *, primed: str = "") -> list[tuple[str, str
     return verdicts
 
 
-def _documents_text(wh: Warehouse, context: str | None, documents: str, limit: int) -> list[str]:
-    """What the question was written from: ECLEKTIC's context, else the supporting articles (cut to ``limit``)."""
-    if context:
-        return [context[:limit]]
-    texts = []
-    for doc in json.loads(documents):
-        text = wh.scalar("SELECT text FROM documents WHERE lang = ? AND page_id = ?", [doc["lang"], doc["page_id"]])
-        texts.append((text or "")[:limit])
-    return texts
+def _documents_texts(wh: Warehouse, items: list[tuple], limit: int) -> list[list[str]]:
+    """What each item was written from: ECLEKTIC's context, else its supporting articles (each cut to ``limit``)."""
+    supporting = [[] if context else [(d["lang"], d["page_id"]) for d in json.loads(documents)]
+                  for _, _, _, context, documents in items]
+    articles = article_texts(wh, {key for keys in supporting for key in keys})
+    return [[context[:limit]] if context else [articles[key].text[:limit] for key in keys]
+            for (_, _, _, context, _), keys in zip(items, supporting, strict=True)]
 
 
 def prescreen(
@@ -104,8 +96,8 @@ def prescreen(
     spec = client.registry.get(judge)
     requests = [
         prompt_request(spec, TEMPLATE, max_tokens=config.max_tokens, stop=("\n\n",), question=question, answer=answer,
-                       documents=_documents_text(wh, context, documents, config.doc_chars))
-        for _, question, answer, context, documents in items
+                       documents=texts)
+        for (_, question, answer, _, _), texts in zip(items, _documents_texts(wh, items, config.doc_chars), strict=True)
     ]
     results = client.run_sync(judge, requests, stage=stage, budget=budget)
     now = datetime.now(timezone.utc).replace(tzinfo=None)

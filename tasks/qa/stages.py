@@ -64,12 +64,15 @@ def unfinished(wh: Warehouse, table: str, where: str, params: list[object]) -> b
     return bool(wh.scalar(f"SELECT count(*) FROM {table} WHERE {where} AND list_contains(?, status)", [*params, list(UNFINISHED)]))
 
 
+def _digest(values: object) -> str:
+    return hashlib.sha256(json.dumps(values, default=str, sort_keys=True).encode()).hexdigest()
+
+
 def reviews_digest(wh: Warehouse, benchmark: str) -> str:
     """A digest of the people's decisions on a benchmark: they change what is accepted, outside any stage."""
-    rows = wh.query(
+    return _digest(wh.query(
         "SELECT item_id, check_name, verdict, reviewer, corrected_answer, decided_at FROM qa_reviews"
-        " WHERE benchmark = ? AND starts_with(reviewer, 'human:') ORDER BY ALL", [benchmark])
-    return hashlib.sha256(json.dumps(rows, default=str).encode()).hexdigest()
+        " WHERE benchmark = ? AND starts_with(reviewer, 'human:') ORDER BY ALL", [benchmark]))
 
 
 PaidWork = Callable[[LLMClient, BudgetLedger, str], StageOutput]
@@ -175,10 +178,6 @@ def instances_stage(home: str, cell: str, benchmark: str, config: InstanceConfig
     return as_task_result(run_stage(
         wh, INSTANCES, cell, read, inputs, lambda fp: build_instances(wh, benchmark, config, fp),
         force=forced(INSTANCES.name, force), run_id=run_id))
-
-
-def _digest(values: object) -> str:
-    return hashlib.sha256(json.dumps(values, default=str, sort_keys=True).encode()).hexdigest()
 
 
 @stage_task("translate")

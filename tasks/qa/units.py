@@ -17,38 +17,18 @@ from __future__ import annotations
 import json
 
 from tasks.distractors import DistractorQuery
-from tasks.instances.build import QC_POLICIES
+from tasks.qa.policy import accepted_items, benchmark_definition
 from tasks.translate import TranslationUnit
 from tasks.warehouse.db import Warehouse
 
 FIELDS = {"eclektic": ("question", "answer", "context"), "xrag": ("question", "answer")}
 
 
-def benchmark_definition(wh: Warehouse, benchmark: str) -> tuple[str, list[str]]:
-    """(recipe, languages) of a built benchmark, or a clear error naming it."""
-    from tasks.errors import ConfigError
-
-    rows = wh.query("SELECT recipe, langs FROM qa_benchmarks WHERE benchmark = ?", [benchmark])
-    if not rows:
-        known = [r[0] for r in wh.query("SELECT benchmark FROM qa_benchmarks ORDER BY 1")]
-        raise ConfigError(f"no benchmark {benchmark!r} in the warehouse (known: {', '.join(known) or 'none'});"
-                          " run `babelbench qa build` first")
-    return rows[0][0], list(rows[0][1])
-
-
-def _accepted(wh: Warehouse, benchmark: str, policy: str) -> list[tuple]:
-    return wh.query(
-        "SELECT item_id, lang, question, answer, context, documents FROM qa_status"
-        " WHERE benchmark = ? AND list_contains(?, qc_status) ORDER BY item_id",
-        [benchmark, list(QC_POLICIES[policy])],
-    )
-
-
 def translation_units(wh: Warehouse, benchmark: str, tgt_lang: str, policy: str) -> list[TranslationUnit]:
     """The fields of the accepted items that ``tgt_lang`` needs, in item order."""
     recipe, _ = benchmark_definition(wh, benchmark)
     units = []
-    for item_id, lang, question, answer, context, documents in _accepted(wh, benchmark, policy):
+    for item_id, lang, question, answer, context, documents in accepted_items(wh, benchmark, policy):
         if lang == tgt_lang:
             continue
         pair_langs = {d["lang"] for d in json.loads(documents)} - {lang}
@@ -70,7 +50,7 @@ def distractor_queries(wh: Warehouse, benchmark: str, policy: str) -> list[Distr
     passed = {(item, field, lang): text for item, field, lang, text in wh.query(
         "SELECT item_id, field, tgt_lang, text FROM translations WHERE benchmark = ? AND gate = 'pass'", [benchmark])}
     queries = []
-    for item_id, lang, question, answer, _, documents in _accepted(wh, benchmark, policy):
+    for item_id, lang, question, answer, _, documents in accepted_items(wh, benchmark, policy):
         docs = json.loads(documents)
         doc_langs = tuple([lang] + sorted({d["lang"] for d in docs} - {lang}))
         queries.append(DistractorQuery(

@@ -154,7 +154,7 @@ def generate_questions(
     related = [pair for pair in pairs if pair.status == "related"]
     chain = _Chain(client, generator, client.registry.get(generator), config,
                    article_texts(wh, {doc for pair in pairs for doc in (pair.a, pair.b)}),
-                   budget if isinstance(budget, BudgetLedger) else BudgetLedger(budget))
+                   BudgetLedger.of(budget))
     summaries = chain.summaries(related)
     facts = chain.facts(summaries)
     questions = chain.questions(related, facts)

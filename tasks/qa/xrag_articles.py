@@ -37,5 +37,5 @@ def article_texts(wh: Warehouse, keys: Iterable[tuple[str, int]]) -> dict[tuple[
             found[(lang, page_id)] = ArticleText(title, text or "", timestamp)
     missing = sorted(wanted - found.keys())
     if missing:
-        raise BabelbenchError(f"related pairs name articles no longer in the warehouse: {missing[:5]}; rerun the pairing")
+        raise BabelbenchError(f"articles no longer in the warehouse: {missing[:5]}; rerun the stage that chose them")
     return found

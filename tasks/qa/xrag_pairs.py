@@ -38,6 +38,7 @@ from datetime import datetime
 from tqdm import tqdm
 
 from tasks.errors import BabelbenchError
+from tasks.distractors.filters import parse_timestamp
 from tasks.llm import Budget, BudgetLedger, LLMClient, prompt_request
 from tasks.llm.parsing import Parsed, parse_tagged_yes_no
 from tasks.pairing.mining import articles_sql
@@ -114,15 +115,6 @@ class PairCandidate:
 def pair_id(key_a: str, key_b: str) -> str:
     """``<lang>:<page_id>~<lang>:<page_id>``: readable, and the same for the same two articles in every run."""
     return f"{key_a}~{key_b}"
-
-
-def parse_timestamp(value: str | None, where: str) -> datetime | None:
-    if value is None or not value.strip():
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        raise BabelbenchError(f"{where}: timestamp {value!r} is not an ISO 8601 date-time") from None
 
 
 def load_articles(wh: Warehouse, lang: str) -> list[Article]:

@@ -21,9 +21,7 @@ import gzip
 import hashlib
 import json
 import logging
-import os
 import re
-import tempfile
 import uuid
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -39,6 +37,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tasks.errors import ConfigError
+from tasks.warehouse.atomic import atomic_write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -762,22 +761,9 @@ def _wikidata_dump(content: SampleContent, date: str) -> bytes:
 # --- writing ---------------------------------------------------------------
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-        os.chmod(temp, 0o644)  # mkstemp's 0600 would hide the mirror from a web server or another user
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def _write_all(directory: Path, files: Mapping[str, bytes]) -> None:
     for name, data in files.items():
-        _write_atomic(directory / name, data)
+        atomic_write_bytes(directory / name, data)
 
 
 def _counts(content: SampleContent, site: WikiSpec) -> WikiCounts:
@@ -824,7 +810,7 @@ def build_sample_mirror(dest: Path, date: str = DEFAULT_DATE, *, content_dir: Pa
     wikidata = {wikidata_name(date): _wikidata_dump(content, date)}
     _write_all(dest / "wikidatawiki" / "entities" / date, {**wikidata, f"wikidata-{date}-md5sums.txt": _sums(wikidata, "md5")})
     later = f"{datetime.strptime(date, '%Y%m%d') + IN_PROGRESS_DELAY:%Y%m%d}"
-    _write_atomic(dest / IN_PROGRESS_WIKI / later / "dumpstatus.json", _in_progress_status(later))
+    atomic_write_bytes(dest / IN_PROGRESS_WIKI / later / "dumpstatus.json", _in_progress_status(later))
     log.info("wrote the sample mirror for %s (%s) to %s", ", ".join(site.dbname for site in content.wikis), date, dest)
     return SampleMirror(
         root=dest,

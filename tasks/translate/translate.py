@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.errors import ConfigError
 from tasks.llm import Budget, BudgetLedger, LLMClient, ModelSpec, prompt_request
-from tasks.llm.parsing import ItemStatus, Parsed, failed
+from tasks.llm.parsing import ItemStatus, Parsed, failed, unwrap
 from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
 from tasks.text.languages import all_rules, rule_for
@@ -41,7 +41,6 @@ log = logging.getLogger(__name__)
 TRANSLATE_TEMPLATE = "translate"
 COLUMNS = ("benchmark", "item_id", "field", "src_lang", "tgt_lang", "source_text", "text", "back_text", "detected_lang",
            "chrf", "numbers_ok", "entities_ok", "gate", "status", "reason", "translator", "fingerprint")
-_QUOTES = {'"': '"', "'": "'", "“": "”", "„": "“", "«": "»", "「": "」", "『": "』"}
 
 
 class TranslationUnit(BaseModel):
@@ -68,7 +67,7 @@ def translate_units(
     """
     _check_units(units, tgt_lang)
     spec = client.registry.get(translator)
-    ledger = budget if isinstance(budget, BudgetLedger) else BudgetLedger(budget)
+    ledger = BudgetLedger.of(budget)
 
     def translate(jobs: list[tuple[str, str, str]]) -> list[Parsed]:
         return _translate(client, spec, jobs, config, stage, ledger)
@@ -182,9 +181,7 @@ def parse_translation(reply: str) -> Parsed:
     following = _label().search(text)
     if following:
         text = text[:following.start()]
-    text = text.strip().strip("*_`").strip()
-    if len(text) >= 2 and _QUOTES.get(text[0]) == text[-1]:
-        text = text[1:-1].strip()
+    text = unwrap(text)
     if not text:
         return failed("no translation in the reply")
     return Parsed("ok", text)

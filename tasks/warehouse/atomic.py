@@ -7,25 +7,39 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 @contextmanager
-def atomic_text(path: Path) -> Iterator[IO[str]]:
-    """A text handle whose content replaces ``path`` (temp file + rename) when the block ends without error."""
+def _atomic(path: Path, mode: str) -> Iterator[IO[Any]]:
+    """A handle whose content replaces ``path`` (temp file, fsync, rename) when the block ends without error."""
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    text = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
+        with os.fdopen(descriptor, mode, **text) as handle:
             yield handle
-        os.chmod(temp, 0o644)  # mkstemp's 0600 would hide the file from other readers
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o644)  # mkstemp's 0600 would hide the file from other readers (a web server, another user)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
 
 
+def atomic_text(path: Path) -> Iterator[IO[str]]:
+    """A text handle (UTF-8, ``\\n`` line ends) that replaces ``path`` atomically when its block ends."""
+    return _atomic(path, "w")
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically."""
-    with atomic_text(path) as handle:
+    with _atomic(path, "w") as handle:
         handle.write(text)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with _atomic(path, "wb") as handle:
+        handle.write(data)
