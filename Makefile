@@ -3,24 +3,51 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | sha1sum | cut -c1-12)
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: venv demo test bench serve deploy clean
+# The local model's llama.cpp is built for any x86-64 CPU with AVX2, never with
+# -march=native: a native build on a CPU that advertises AMX (which this kind of VM
+# does not let a process use) segfaults at the first call. The wheel is kept in a
+# folder named by the version and these flags, built without pip's wheel cache, and
+# installed from there only, so a wheel built with other flags is never reused.
+LLAMA_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON \
+	-DGGML_BMI2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF \
+	-DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+LLAMA_KEY := $(shell echo "$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)" | sha1sum | cut -c1-12)
+WHEELHOUSE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/babelbench/wheels/llama-cpp-python-$(LLAMA_VERSION)-$(LLAMA_KEY)
+LLAMA_WHEEL_DONE := $(WHEELHOUSE)/.complete
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | sha1sum | cut -c1-8)-$(LLAMA_KEY)
 
-$(STAMP): pyproject.toml constraints.txt
+.PHONY: venv llama-wheel demo test bench serve deploy clean
+
+$(LLAMA_WHEEL_DONE):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet -c constraints.txt -e ".[test,bench,local]"
+	@echo "building llama-cpp-python $(LLAMA_VERSION) for portable x86-64 + AVX2 (about 6 minutes, once per machine)"
+	rm -rf $(WHEELHOUSE).partial && mkdir -p $(WHEELHOUSE).partial
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" FORCE_CMAKE=1 $(BIN)/pip wheel --quiet --no-deps --no-cache-dir \
+		--no-binary llama-cpp-python -w $(WHEELHOUSE).partial "llama-cpp-python==$(LLAMA_VERSION)"
+	echo "$(LLAMA_CMAKE_ARGS)" > $(WHEELHOUSE).partial/.complete
+	rm -rf $(WHEELHOUSE) && mv $(WHEELHOUSE).partial $(WHEELHOUSE)
+
+llama-wheel: $(LLAMA_WHEEL_DONE)
+
+$(STAMP): pyproject.toml constraints.txt $(LLAMA_WHEEL_DONE)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --force-reinstall --no-deps --no-index --find-links $(WHEELHOUSE) "llama-cpp-python==$(LLAMA_VERSION)"
+	$(BIN)/pip install --quiet -c constraints.txt --only-binary llama-cpp-python --find-links $(WHEELHOUSE) -e ".[test,bench,local]"
 	@rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 venv: $(STAMP)
 
 demo: venv  ## run the main job offline on the bundled sample
+	$(BIN)/python -m tasks.llm.backends.llamacpp_check
 	$(BIN)/babelbench demo
 
 test: venv  ## run the test suite
+	$(BIN)/python -m tasks.llm.backends.llamacpp_check
 	$(BIN)/pytest
 
 bench: venv  ## run every benchmark; each prints one JSON line

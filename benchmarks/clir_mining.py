@@ -9,7 +9,9 @@ through two other BM25 engines, each plugged into that very ``mine_batch``
 behind the index registry, so the label-and-write step is identical and the
 ratios compare engines:
 
-* ``bm25s`` (eager sparse BM25 in NumPy/Numba), the usual pure-Python choice;
+* ``bm25s`` (eager sparse BM25 in NumPy/Numba), the usual pure-Python choice,
+  here with its own tokenizer and its Numba top-k (ours uses bm25s's scores
+  too, with tantivy's analyzers and a sparse product per batch of queries);
 * Lucene, as Anserini runs it (the fat jar inside the ``pyserini`` wheel,
   in-process through ``pyjnius``): what Elasticsearch and CLIRMatrix itself
   build on. Lucene's bare top-k collector is timed too, as a floor.
@@ -17,8 +19,9 @@ ratios compare engines:
 All three index the same pre-tokenised text (lowercase ASCII words separated
 by single spaces: the embedded engine's tokenizer, Lucene's whitespace
 analyzer and bm25s's regex split all cut it at the spaces), without stemming,
-with BM25 k1 = 1.2, b = 0.75 (the embedded engine's fixed values) and the
-title boosted ×2, so their rankings can be compared: ``overlap_at_10_vs_lucene``.
+with BM25 k1 = 1.2, b = 0.3 (the CLIRMatrix setting, ``IndexConfig``'s
+defaults) and the title boosted ×2, so their rankings can be compared:
+``overlap_at_10_vs_lucene``.
 
 The corpus is synthetic and deterministic (``--seed``): Zipfian pseudo-words,
 short titles, bodies of at most 200 words that mention their title. Run:
@@ -53,7 +56,6 @@ from tasks.index import registry
 from tasks.index.base import (
     MANIFEST_NAME, DocumentRow, Hit, IndexConfig, IndexInfo, check_k, checked_row, resolve_info,
 )
-from tasks.index.embedded import TANTIVY_B, TANTIVY_K1
 from tasks.warehouse.atomic import atomic_write_text
 from tasks.pairing.config import ClirConfig
 from tasks.pairing.mining import QUERY_BATCH, QueryBatch, mine_batch
@@ -64,11 +66,11 @@ LANG = "en"
 OURS = "tantivy"
 FINGERPRINT = "benchmark-clir-mining"
 CLIR = ClirConfig()
-# Stemming off and k1/b at the embedded engine's fixed values, so that every
-# engine can apply the same analysis and the same BM25; truncation stays on
+# Stemming off, so that every engine can apply the same analysis, and the
+# pipeline's BM25 (k1 = 1.2, b = 0.3), which every engine applies; truncation stays on
 # (the pipeline's default), and cuts nothing because no body is longer than
 # the English limit (200 words).
-INDEX_CONFIG = IndexConfig(k1=TANTIVY_K1, b=TANTIVY_B, stem=False)
+INDEX_CONFIG = IndexConfig(stem=False)
 MINING_TARGET_QPS = 2_000.0
 INDEX_TARGET_DOCS_S = 50_000.0
 PEER_THREADS = 2  # what the peers may use: the two cores the targets are set for
@@ -154,14 +156,14 @@ def make_corpus(docs: int, queries: int, seed: int) -> Corpus:
 
 # -- peers behind the index registry -------------------------------------------------------------
 # Both implement tasks.index.base.SearchIndex, so mine_batch runs them exactly
-# as it runs the embedded backend. An opened index is kept per process (the
-# embedded backend reopens its memory-mapped index per batch, which costs it
-# nothing; reloading bm25s's vocabulary per batch would not be free).
+# as it runs the embedded backend. An opened index is kept per process, as
+# the embedded backend keeps its own (reloading a vocabulary per batch would
+# not be free).
 PEERS = ("bm25s", "lucene")
 ANSERINI_JAR = "anserini-*-fatjar.jar"
 DEFAULT_JAVA_HOME = Path("/usr/lib/jvm/java-17-openjdk-amd64")
 JAVA_HEAP = "3g"
-LUCENE_RAM_BUFFER_MB = 512  # the embedded writer's budget (TantivyIndex.heap_bytes)
+LUCENE_RAM_BUFFER_MB = 512  # Lucene's indexing buffer, shared by its indexing threads
 LUCENE_ID_DIGITS = 9  # zero-padded ids, so Lucene's tie-break (id as text) orders like ours (id as number)
 
 

@@ -13,20 +13,35 @@ import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
+import click
 import typer
+from typer.core import TyperGroup
 
 os.environ.setdefault("DO_NOT_TRACK", "1")  # Prefect telemetry cannot reach its host offline
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
-from flows.cli_support import Force, fail, print_table, run_flow, split_list, with_warehouse  # noqa: E402
+from flows.cli_support import (  # noqa: E402
+    ClirForce, CorpusForce, command_group, fail, prepare_flow_run, print_table, run_flow, set_verbose, split_list, with_warehouse,
+)
 from flows.qa_cli import instances_app, qa_app, review_app, translate  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
 
-app = typer.Typer(help="Cross-lingual retrieval and RAG benchmarks from Wikipedia dumps.", no_args_is_help=True)
-corpus_app = typer.Typer(help="Download and ingest Wikipedia dumps.", no_args_is_help=True)
+#: The order a user runs the commands in; ``--help`` lists them so.
+WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "sql", "demo")
+
+
+class _WorkflowOrder(TyperGroup):
+    """Lists commands in workflow order (Typer would put single commands before groups)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self.commands, key=lambda name: WORKFLOW.index(name) if name in WORKFLOW else len(WORKFLOW))
+
+
+app = command_group("Cross-lingual retrieval and RAG benchmarks from Wikipedia dumps.", cls=_WorkflowOrder)
+corpus_app = command_group("Download and ingest Wikipedia dumps.")
 app.add_typer(corpus_app, name="corpus")
-clir_app = typer.Typer(help="CLIRMatrix-style cross-lingual retrieval collections.", no_args_is_help=True)
+clir_app = command_group("CLIRMatrix-style cross-lingual retrieval collections.")
 app.add_typer(clir_app, name="clir")
 app.add_typer(qa_app, name="qa")
 app.add_typer(instances_app, name="instances")
@@ -35,9 +50,13 @@ app.command("translate")(translate)
 
 
 @app.callback()
-def main(home: Annotated[Optional[Path], typer.Option(help="babelbench home (warehouse, lake, MLflow store).", envvar=HOME_ENV)] = None) -> None:
+def main(
+    home: Annotated[Optional[Path], typer.Option(help="babelbench home (warehouse, lake, MLflow store).", envvar=HOME_ENV)] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print tracebacks of user errors (bad input, setup).")] = False,
+) -> None:
     """Select the home for every command; ``--home`` wins over ``$BABELBENCH_HOME``."""
     os.environ[HOME_ENV] = str(resolve_home(home))
+    set_verbose(verbose)
 
 
 @corpus_app.command("download")
@@ -67,7 +86,7 @@ def corpus_ingest(
     kind: Annotated[Optional[str], typer.Option(help="cirrus | xml.")] = None,
     max_docs: Annotated[Optional[int], typer.Option(help="Keep the first N documents per language.")] = None,
     sitelinks: Annotated[str, typer.Option(help="auto | cirrus | page_props | wikidata | none.")] = "auto",
-    force: Force = None,
+    force: CorpusForce = None,
 ) -> None:
     """Build documents and sitelinks for each language (cached per language cell)."""
     from flows.corpus import CorpusParams, corpus_flow
@@ -82,10 +101,12 @@ def clir_build(
     name: Annotated[str, typer.Option(help="Collection name.")],
     langs: Annotated[str, typer.Option(help="Languages, comma-separated (at least two).")],
     multi: Annotated[bool, typer.Option("--multi", help="Also build the MULTI collection.")] = False,
+    multi_languages: Annotated[Optional[str], typer.Option(
+        help="MULTI languages, comma-separated (default: the CLIRMatrix MULTI set).")] = None,
     top_k: Annotated[int, typer.Option(help="Hits per title query, and padding size.")] = 100,
     backend: Annotated[str, typer.Option(help="tantivy | elasticsearch.")] = "tantivy",
     min_documents: Annotated[int, typer.Option(help="Skip languages with fewer articles.")] = 10_000,
-    force: Force = None,
+    force: ClirForce = None,
 ) -> None:
     """Index, mine and label title queries, project labels into BI (and MULTI) qrels."""
     from flows.clir import ClirBuildParams, clir_build_flow
@@ -93,7 +114,9 @@ def clir_build(
 
     run_flow(clir_build_flow, lambda: ClirBuildParams(
         name=name, langs=split_list(langs), multi=multi, backend=backend,
-        clir=ClirConfig(top_k=top_k, min_documents=min_documents), home=os.environ[HOME_ENV], force=force or []))
+        clir=ClirConfig(top_k=top_k, min_documents=min_documents,
+                        **({"multi_languages": tuple(split_list(multi_languages))} if multi_languages else {})),
+        home=os.environ[HOME_ENV], force=force or []))
 
 
 @clir_app.command("eval")
@@ -110,6 +133,7 @@ def clir_eval(
     from tasks.metrics.stages import ClirEvalParams
 
     try:
+        prepare_flow_run()
         metrics = clir_eval_flow(ClirEvalParams(name=name, ranker=ranker, rerank=rerank, split=split, k=k,
                                                 backend=backend, home=os.environ[HOME_ENV]))
     except (BabelbenchError, ValueError) as exc:
@@ -162,6 +186,7 @@ def demo() -> None:
     from flows.demo import run_demo
 
     try:
+        prepare_flow_run()
         report = run_demo(resolve_home())
     except BabelbenchError as exc:
         fail(exc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TypeVar
 
@@ -15,7 +16,23 @@ if TYPE_CHECKING:
 
 P = TypeVar("P")
 T = TypeVar("T")
-Force = Annotated[Optional[list[str]], typer.Option(help="Recompute STAGE and what depends on it (repeatable).")]
+
+
+def command_group(help_text: str, **settings: object) -> typer.Typer:
+    """A command group with plain click-style help: Typer's rich help prints a ``<bool>`` type after every flag."""
+    return typer.Typer(help=help_text, no_args_is_help=True, rich_markup_mode=None, **settings)
+
+
+def force_option(stage_names: str) -> object:
+    """A repeatable ``--force STAGE`` option whose help names the command's stages (checked by tests/test_cli_help.py)."""
+    return typer.Option(metavar="STAGE", help=f"Recompute STAGE and what depends on it (repeatable). Stages: {stage_names}.")
+
+
+CorpusForce = Annotated[Optional[list[str]], force_option("download, documents, sitelinks")]
+ClirForce = Annotated[Optional[list[str]], force_option("documents, index, retrieval, qrels")]
+QaForce = Annotated[Optional[list[str]], force_option(
+    "documents, sitelinks, index, qa-candidates, qa-generate, xrag-pairs, xrag-related, xrag-questions, qa-prescreen,"
+    " translate, distractors, instances")]
 
 
 def fail(exc: BaseException) -> NoReturn:
@@ -24,9 +41,63 @@ def fail(exc: BaseException) -> NoReturn:
     raise typer.Exit(2)
 
 
+_verbose = False
+
+
+def set_verbose(verbose: bool) -> None:
+    """Remember the global ``--verbose`` choice for the flow commands of this process."""
+    global _verbose
+    _verbose = verbose
+
+
+class _HideUserErrorTracebacks(logging.Filter):
+    """Keep Prefect's report of a babelbench error off the terminal: the command prints that error as one line.
+
+    The error was raised on purpose with a message that says what to fix, so a
+    traceback adds nothing for the user; the Prefect run log (a separate
+    handler) keeps the full record, and ``--verbose`` shows it here too.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, BabelbenchError):
+            return False
+        # Prefect's final-state line names the error as "Failed('...: ConfigError: ...')", without exc_info
+        message = record.getMessage()
+        return not (message.startswith("Finished in state Failed") and any(f"{name}: " in message for name in _user_error_names()))
+
+
+def _user_error_names() -> set[str]:
+    """Class names of the project's deliberate errors, as Prefect's final-state messages spell them."""
+    names: set[str] = set()
+    pending: list[type[BaseException]] = [BabelbenchError]
+    while pending:
+        cls = pending.pop()
+        names.add(cls.__name__)
+        pending.extend(cls.__subclasses__())
+    return names
+
+
+def prepare_flow_run() -> None:
+    """Give this process a Prefect API that dies with it, and keep user-error tracebacks off the terminal."""
+    from tasks.prefect_api import ensure_api
+
+    ensure_api()
+    if _verbose:
+        return
+    loggers = [logging.getLogger(), *(logger for logger in logging.Logger.manager.loggerDict.values()
+                                      if isinstance(logger, logging.Logger))]
+    for logger in loggers:
+        for handler in logger.handlers:
+            terminal = isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler)
+            if terminal and not any(isinstance(f, _HideUserErrorTracebacks) for f in handler.filters):
+                handler.addFilter(_HideUserErrorTracebacks())
+
+
 def run_cells(run: Callable[[], list[dict]]) -> None:
     """Run a flow that returns stage cells, print them, and exit 1 when any cell failed."""
     try:
+        prepare_flow_run()
         rows = run()
     except BabelbenchError as exc:
         fail(exc)

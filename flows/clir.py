@@ -6,7 +6,7 @@ from itertools import permutations
 
 from prefect import flow
 from prefect.runtime import flow_run
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from tasks.index.base import IndexConfig
 from tasks.orchestration import collect_outcomes, flow_session
@@ -26,12 +26,20 @@ class ClirBuildParams(BaseModel):
 
     name: str = Field(pattern=r"^[A-Za-z0-9_-]+$", description="Collection name.")
     langs: list[str] = Field(min_length=2, description="Languages; BI covers every ordered pair.")
-    multi: bool = Field(False, description="Also build the MULTI collection over all the languages.")
+    multi: bool = Field(False, description="Also build the MULTI collection (languages: clir.multi_languages).")
     backend: str = Field("tantivy", description="Index backend: tantivy (embedded) or elasticsearch.")
     index: IndexConfig = Field(default_factory=IndexConfig)
     clir: ClirConfig = Field(default_factory=ClirConfig)
     home: str | None = None
     force: list[str] = Field(default_factory=list, description="Stages to recompute with their descendants.")
+
+    @model_validator(mode="after")
+    def _check_multi(self) -> ClirBuildParams:
+        """MULTI over fewer than two languages has no candidates from another language: refuse before any work."""
+        if self.multi and len(self.clir.multi_langs(self.langs)) < 2:
+            raise ValueError(f"multi needs at least two of the languages {self.langs} in clir.multi_languages "
+                             f"{list(self.clir.multi_languages)}")
+        return self
 
 
 @flow(name="clir-build", log_prints=True)
@@ -54,10 +62,12 @@ def clir_build_flow(params: ClirBuildParams) -> list[dict]:
                 home, cell, params.name, src, tgt, hits[src], documents[tgt], documents[src], params.clir,
                 force, run.run_id)}
         if params.multi:
-            for src in params.langs:
+            multi_langs = params.clir.multi_langs(params.langs)
+            multi_hits = {lang: hits[lang] for lang in multi_langs}
+            for src in multi_langs:
                 cell = f"{params.name}-multi:{src}"
                 futures[cell] = {"qrels": multi_qrels_stage.submit(
-                    home, cell, f"{params.name}-multi", src, params.langs, hits, params.clir, force, run.run_id)}
+                    home, cell, f"{params.name}-multi", src, multi_langs, multi_hits, params.clir, force, run.run_id)}
         outcomes = [o for o in collect_outcomes(futures) if o.stage != "check" or o.error]
         register_collection(home, params.name, params.langs, params.multi, params.clir)
         return finish_run(run, "clir-build", outcomes, home)

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-
 from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
 from tasks.dumps.sources import DocKind
-from tasks.dumps.stages import (
-    CORPUS_STAGES, SitelinkChoice, documents_stage, download_stage, locate, locate_wikidata, sitelinks_stage,
-)
+from tasks.dumps.stages import CORPUS_STAGES, DumpQuery, SitelinkChoice, documents_stage, download_stage, sitelinks_stage
 from tasks.orchestration import collect_outcomes, flow_session
 from tasks.reporting import finish_run
 from tasks.settings import resolve_home
@@ -40,18 +37,18 @@ def corpus_flow(params: CorpusParams) -> list[dict]:
     force = frozenset(descendants(CORPUS_STAGES, params.force))
     wikis = {lang: rule_for(lang).wiki for lang in params.langs}
     with flow_session(home) as wh, tracked_run(wh, "corpus", params, flow_run.get_id()) as run:
-        wikidata_requests = wikidata = None
+        wikidata = None
         if params.sitelinks == "wikidata":
-            wikidata_requests = locate_wikidata.submit(params.source, params.date)
-            wikidata = download_stage.submit(home, "wikidata", "wikidatawiki", wikidata_requests, force, run.run_id, params.progress)
+            query = DumpQuery(source=params.source, wiki="wikidatawiki", kind="wikidata", date=params.date)
+            wikidata = download_stage.submit(home, "wikidata", query, force, run.run_id, params.progress)
         futures = {}
         for lang, wiki in wikis.items():
-            requests = locate.submit(params.source, lang, wiki, params.kind, params.date,
-                                     params.sitelinks in {"auto", "page_props"})
-            download = download_stage.submit(home, lang, wiki, requests, force, run.run_id, params.progress)
-            documents = documents_stage.submit(home, lang, wiki, requests, download, params.max_docs, force, run.run_id)
-            sitelinks = sitelinks_stage.submit(home, lang, wiki, params.sitelinks, requests, documents, download,
-                                               wikidata, wikidata_requests, force, run.run_id)
+            query = DumpQuery(source=params.source, wiki=wiki, kind=params.kind, date=params.date,
+                              page_props=params.sitelinks in {"auto", "page_props"})
+            download = download_stage.submit(home, lang, query, force, run.run_id, params.progress)
+            documents = documents_stage.submit(home, lang, wiki, download, params.max_docs, force, run.run_id)
+            sitelinks = sitelinks_stage.submit(home, lang, wiki, params.sitelinks, documents, download, wikidata,
+                                               force, run.run_id)
             futures[lang] = {"download": download, "documents": documents, "sitelinks": sitelinks}
         if wikidata is not None:
             futures["wikidata"] = {"download": wikidata}

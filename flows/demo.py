@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,12 @@ def _table(columns: list[str], rows: list[tuple]) -> str:
     widths = [max(len(str(value)) for value in column) for column in zip(columns, *rows)]
     return "\n".join("  " + "  ".join(f"{value!s:>{width}}" for value, width in zip(line, widths))
                      for line in [tuple(columns), *rows])
+
+
+def console_script(name: str) -> str:
+    """This environment's ``name`` command as a user can type it from here (``.venv/bin/babelbench``)."""
+    path = Path(sys.executable).parent / name
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,7 @@ def run_demo(home: Path) -> DemoReport:
         collection = wh.query("SELECT collection, count(DISTINCT src_lang || tgt_lang), count(DISTINCT src_lang || query_id),"
                               " count(*) FROM clir_qrels WHERE collection LIKE ? GROUP BY ALL ORDER BY 1", [f"{DEMO_COLLECTION}%"])
     table = _table(columns, summary)
+    bb = f"{console_script('babelbench')} --home {home}"
     text = f"""
 Corpus built from the bundled sample ({', '.join(mirror.langs)}, dump date {mirror.date}):
 {table}
@@ -61,16 +69,16 @@ QA benchmarks written by the local model (parse / QC / gate statuses; instances 
 
 Where to look:
   warehouse   {home / 'warehouse.duckdb'}
-              babelbench --home {home} sql "SELECT * FROM corpus_summary"
-              babelbench --home {home} sql "SELECT stage, cell, status, rows, issues FROM stage_runs"
-              babelbench --home {home} sql "SELECT * FROM eval_metrics WHERE metric = 'ndcg@10'"
-              babelbench --home {home} sql "SELECT item_id, qc_status, question, answer FROM qa_status"
-              babelbench --home {home} sql "SELECT item_id, tgt_lang, gate, reason FROM translations"
-  export      babelbench --home {home} clir export --name {DEMO_COLLECTION} --out ./clir-export
+              {bb} sql "SELECT * FROM corpus_summary"
+              {bb} sql "SELECT stage, cell, status, rows, issues FROM stage_runs"
+              {bb} sql "SELECT * FROM eval_metrics WHERE metric = 'ndcg@10'"
+              {bb} sql "SELECT item_id, qc_status, question, answer FROM qa_status"
+              {bb} sql "SELECT item_id, tgt_lang, gate, reason FROM translations"
+  export      {bb} clir export --name {DEMO_COLLECTION} --out ./clir-export
   instances   {home / 'exports'}  (<benchmark>/<setting>.<lang>.jsonl)
-  review      babelbench --home {home} review export --benchmark eclektic --out review.csv
-  MLflow UI   mlflow ui --backend-store-uri {tracking_uri(home)}
-  Prefect UI  prefect server start   (then http://127.0.0.1:4200 — flow runs corpus, clir-build, clir-eval, qa-build, translate, instances)
+  review      {bb} review export --benchmark eclektic --out review.csv
+  MLflow UI   {console_script('mlflow')} ui --backend-store-uri {tracking_uri(home)}   (then http://127.0.0.1:5000)
+  Prefect UI  make serve   (then http://127.0.0.1:4200 — flow runs corpus, clir-build, clir-eval, qa-build, translate, instances)
   sample      {mirror.root}  (a dumps.wikimedia.org-style mirror: CirrusSearch, XML multistream, page_props, Wikidata)
 """
     return DemoReport(rows, text)

@@ -15,7 +15,7 @@ from tasks.instances.build import InstanceConfig
 from tasks.instances.export import export_instances
 from tasks.llm import Budget
 from tasks.orchestration import collect_outcomes, flow_session
-from tasks.qa.eclektic import EclekticConfig
+from tasks.qa.eclektic import EclekticConfig, require_qid_coverage
 from tasks.qa.qc import QcConfig
 from tasks.distractors import DistractorConfig
 from tasks.errors import ConfigError
@@ -60,7 +60,8 @@ class QaBuildParams(QaRunParams):
     langs: list[str] = Field(min_length=2, description="Languages of the benchmark.")
     generator: str = Field("local", description="Registry name of the model that writes the items.")
     judge: str | None = Field(None, description="Registry name of the QC pre-screen model; the generator if empty.")
-    prescreen: bool = Field(True, description="Run the LLM pre-screen (rule checks always run with it).")
+    prescreen: bool = Field(True, description="Ask the judge model to pre-screen every item; the rule checks run "
+                                              "either way. Off: an item passing the rules counts as unreviewed.")
     budget: Budget = Field(default_factory=Budget, description="Limits on this run's paid calls, tokens and USD.")
     eclektic: EclekticConfig = Field(default_factory=EclekticConfig)
     xrag: XragConfig = Field(default_factory=XragConfig)
@@ -123,16 +124,17 @@ def qa_build_flow(params: QaBuildParams) -> list[dict]:
     """Generate a benchmark's QA items with their parse status, then pre-screen them."""
     home, force = params.home_dir(), params.forced_stages()
     with flow_session(home) as wh, tracked_run(wh, "qa-build", params, flow_run.get_id()) as run:
+        if params.recipe == "eclektic":
+            require_qid_coverage(wh, params.name, params.langs)  # one clear line before anything is written
         register_benchmark(wh, params)
         corpus = corpus_refs(wh, params.langs)
         if params.recipe == "eclektic":
             futures, items = _eclektic_cells(home, params, corpus, force, run.run_id)
         else:
             futures, items = _xrag_cells(home, params, corpus, force, run.run_id)
-        if params.prescreen:
-            futures.setdefault(params.name, {})["qa-prescreen"] = prescreen_stage.submit(
-                home, params.name, params.name, params.judge or params.generator, params.qc, items, params.budget,
-                force, run.run_id)
+        judge = (params.judge or params.generator) if params.prescreen else None  # the rule checks always run
+        futures.setdefault(params.name, {})["qa-prescreen"] = prescreen_stage.submit(
+            home, params.name, params.name, judge, params.qc, items, params.budget, force, run.run_id)
         return finish_run(run, "qa-build", collect_outcomes(futures), home)
 
 

@@ -8,12 +8,12 @@ from typing import Annotated, Optional
 
 import typer
 
-from flows.cli_support import Force, run_flow, split_list, with_warehouse
+from flows.cli_support import QaForce, command_group, run_flow, split_list, with_warehouse
 from tasks.settings import HOME_ENV
 
-qa_app = typer.Typer(help="Generate QA items (ECLEKTIC, XRAG) with quality control.", no_args_is_help=True)
-instances_app = typer.Typer(help="Assemble benchmark instances per setting and export them.", no_args_is_help=True)
-review_app = typer.Typer(help="Human review of QA items: export a sheet, import the decisions.", no_args_is_help=True)
+qa_app = command_group("Generate QA items (ECLEKTIC, XRAG) with quality control.")
+instances_app = command_group("Assemble benchmark instances per setting and export them.")
+review_app = command_group("Human review of QA items: export a sheet, import the decisions.")
 
 MaxCalls = Annotated[Optional[int], typer.Option(help="Stop before more than N paid model calls in this run.")]
 MaxTokens = Annotated[Optional[int], typer.Option(help="Stop before more than N tokens (in + out) in this run.")]
@@ -38,8 +38,8 @@ def qa_build(
     qtypes: Annotated[str, typer.Option(help="XRAG: question types, comma-separated.")] = "aggregation,comparison,multihop,set",
     pair_model: Annotated[Optional[str], typer.Option(
         help="XRAG: sentence-transformers model that also pairs articles across languages by similarity.")] = None,
-    prescreen: Annotated[bool, typer.Option(help="Run the LLM pre-screen.")] = True,
-    max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: Force = None,
+    prescreen: Annotated[bool, typer.Option(help="Ask the judge model to pre-screen every item (the rule checks run either way).")] = True,
+    max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: QaForce = None,
 ) -> None:
     """Generate QA items; every item is stored with its parse status and QC decisions."""
     from flows.qa import QaBuildParams, qa_build_flow
@@ -58,7 +58,7 @@ def translate(
     to: Annotated[str, typer.Option("--to", help="Target languages, comma-separated.")],
     translator: Annotated[str, typer.Option(help="Registry name of the translating model.")] = "local",
     min_chrf: Annotated[Optional[float], typer.Option(help="Round-trip chrF threshold of the gate (0-100).")] = None,
-    max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: Force = None,
+    max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: QaForce = None,
 ) -> None:
     """Translate the accepted items into each target language, through the quality gate."""
     from flows.qa import TranslateParams, translate_flow
@@ -73,14 +73,16 @@ def translate(
 @instances_app.command("build")
 def instances_build(
     benchmark: Annotated[str, typer.Option(help="Benchmark name.")],
-    qc_policy: Annotated[str, typer.Option(help="prescreen (machine flags exclude) | human (only people exclude).")] = "prescreen",
+    qc_policy: Annotated[str, typer.Option(help="prescreen (machine flags and checks that could not run exclude) | human (only people exclude).")] = "prescreen",
     seed: Annotated[int, typer.Option(help="Seed of the document order.")] = 0,
     out: Annotated[Optional[Path], typer.Option(help="Export directory (default: $HOME/exports).")] = None,
     dense_model: Annotated[Optional[str], typer.Option(help="XRAG distractors: sentence-transformers model for the dense half.")] = None,
     backend: Annotated[str, typer.Option(help="Index backend for BM25 distractor candidates.")] = "tantivy",
     answer_checker: Annotated[Optional[str], typer.Option(
         help="XRAG distractors: registry model asked whether a candidate answers the question.")] = None,
-    max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: Force = None,
+    use_unverified_distractors: Annotated[bool, typer.Option(
+        help="Use candidates the answer check could not judge (off: the next candidate is tried instead).")] = False,
+    max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: QaForce = None,
 ) -> None:
     """Select distractors (XRAG), assemble the instances of every setting and export them as JSON Lines."""
     from flows.qa import InstancesParams, instances_flow
@@ -89,7 +91,8 @@ def instances_build(
 
     run_flow(instances_flow, lambda: InstancesParams(
         benchmark=benchmark, instances=InstanceConfig(qc_policy=qc_policy, seed=seed),
-        distractors=DistractorConfig(dense_model=dense_model, answer_checker=answer_checker), backend=backend,
+        distractors=DistractorConfig(dense_model=dense_model, answer_checker=answer_checker,
+                                     use_unverified_distractors=use_unverified_distractors), backend=backend,
         out=str(out) if out else None, budget=_budget(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV],
         force=force or []))
 
@@ -98,7 +101,7 @@ def instances_build(
 def review_export(
     benchmark: Annotated[str, typer.Option(help="Benchmark name.")],
     out: Annotated[Path, typer.Option(help="Sheet to write: .csv or .jsonl.")],
-    only_flagged: Annotated[bool, typer.Option(help="Only the items a machine check failed.")] = False,
+    only_flagged: Annotated[bool, typer.Option(help="Only the items no machine vouches for: a check failed or could not run.")] = False,
 ) -> None:
     """Write a review sheet: each item, what the checks said, and columns for the decision."""
     from tasks.qa.review import export_sheet

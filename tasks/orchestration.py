@@ -7,11 +7,13 @@ and that show a cache hit as a ``Cached`` state in the Prefect UI.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
+from uuid import UUID
 
 from prefect import Task, task
 from prefect.futures import PrefectFuture
@@ -28,6 +30,7 @@ from tasks.tracking import StageOutcome
 from tasks.warehouse.db import Warehouse
 
 R = TypeVar("R")
+_TASK_RUN_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 _warehouses: dict[Path, Warehouse] = {}
 _warehouses_lock = threading.Lock()
@@ -99,20 +102,42 @@ def as_task_result(ref: StageRef) -> StageRef | State[StageRef]:
 def collect_outcomes(futures: Mapping[str, Mapping[str, PrefectFuture[Any]]]) -> list[StageOutcome]:
     """Wait for every submitted stage cell and turn its final state into an outcome.
 
-    A failed cell (or one whose upstream failed) becomes an outcome with the
-    error text, so one bad language is reported by name while the others finish.
+    A failed cell becomes an outcome with its error text, so one bad language
+    is reported by name while the others finish. A cell that never ran names
+    the failed cell that stopped it and that cell's error, so its row says why
+    without the log: Prefect leaves such a task run ``NotReady`` with a message
+    naming the upstream task run it waited for, which is followed back (through
+    other cells that did not run) to the failure.
     """
+    cells = [(stage, cell, future) for cell, stages in futures.items() for stage, future in stages.items()]
+    for _, _, future in cells:
+        future.wait()
+    states = {future.task_run_id: (stage, cell, future.state) for stage, cell, future in cells}
+
+    def blocked_by(state: State[Any]) -> str | None:
+        match = _TASK_RUN_ID.search(state.message or "")
+        upstream = states.get(UUID(match.group())) if match else None
+        if upstream is None:
+            return None
+        stage, cell, upstream_state = upstream
+        if upstream_state.is_failed() or upstream_state.is_crashed():
+            return f"{stage}[{cell}] failed: {_failure(upstream_state)}"
+        return blocked_by(upstream_state)
+
     outcomes = []
-    for cell, stages in futures.items():
-        for stage, future in stages.items():
-            future.wait()
-            state = future.state
-            if state.is_completed():
-                outcomes.append(StageOutcome(stage, cell, future.result()))
-            elif state.is_failed() or state.is_crashed():
-                result = state.result(raise_on_failure=False)
-                error = f"{type(result).__name__}: {result}" if isinstance(result, BaseException) else (state.message or state.name)
-                outcomes.append(StageOutcome(stage, cell, None, error))
-            else:  # never started: Prefect does not run a task whose upstream failed
-                outcomes.append(StageOutcome(stage, cell, None, f"not run ({state.name}): an upstream stage of {cell} failed"))
+    for stage, cell, future in cells:
+        state = states[future.task_run_id][2]
+        if state.is_completed():
+            outcomes.append(StageOutcome(stage, cell, future.result()))
+        elif state.is_failed() or state.is_crashed():
+            outcomes.append(StageOutcome(stage, cell, None, _failure(state)))
+        else:  # never started: Prefect does not run a task whose upstream failed
+            reason = blocked_by(state) or f"an upstream stage of {cell} failed ({state.message or state.name})"
+            outcomes.append(StageOutcome(stage, cell, None, f"not run: {reason}"))
     return outcomes
+
+
+def _failure(state: State[Any]) -> str:
+    """A failed task run's error as ``Type: message``, the form the stage's ``artifacts`` row has."""
+    result = state.result(raise_on_failure=False)
+    return f"{type(result).__name__}: {result}" if isinstance(result, BaseException) else (state.message or state.name)

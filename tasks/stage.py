@@ -95,6 +95,22 @@ def fingerprint(stage: Stage, cell: str, config: Mapping[str, Any], inputs: Mapp
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def digest(values: object) -> str:
+    """A stable hash of JSON-able values, for a fingerprint field that stands for data rather than config."""
+    return hashlib.sha256(json.dumps(values, default=str, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def rows_digest(wh: Warehouse, sql: str, params: list[Any] | None = None) -> str:
+    """The digest of the upstream rows a cell reads (their ids and statuses, say), for its fingerprint.
+
+    An upstream cell that retried its unfinished items keeps its fingerprint
+    (same config, same inputs) while its rows change — failed calls became
+    items; so a cell must also fingerprint what it read, or it would stay a
+    cache hit over rows that no longer exist.  ``sql`` must order its rows.
+    """
+    return digest(wh.query(sql, params or []))
+
+
 def descendants(stages: Iterable[Stage], forced: Iterable[str]) -> set[str]:
     """The forced stages plus every stage downstream of them (what ``--force`` recomputes)."""
     stages = list(stages)

@@ -8,9 +8,11 @@ it with no server to run during the flow.
 from __future__ import annotations
 
 import json
-import re
 import logging
 import os
+import re
+import socket
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -96,12 +98,73 @@ class TrackedRun:
                         [status, failures or None, self.run_id])
 
 
+_active_runs: set[str] = set()
+_active_lock = threading.Lock()
+
+
+def mark_crashed_runs(wh: Warehouse) -> list[str]:
+    """Mark ``crashed`` every run left ``running`` by a process that died; return their run ids.
+
+    Only one process can hold the warehouse open for writing, and this one
+    does: a ``running`` row that is not one of this process's live runs belongs
+    to a process that was killed before it could record its end. Its MLflow run
+    is ended as KILLED and its Prefect flow run, still shown as Running in the
+    UI, is set to Crashed.
+    """
+    with _active_lock:
+        live = set(_active_runs)
+    stale = [(run_id, flow_run_id, mlflow_run_id) for run_id, flow_run_id, mlflow_run_id in wh.query(
+        "SELECT run_id, prefect_flow_run_id, mlflow_run_id FROM runs WHERE status = 'running'") if run_id not in live]
+    if not stale:
+        return []
+    with wh.transaction() as cur:
+        cur.executemany(
+            "UPDATE runs SET status = 'crashed', finished_at = coalesce(finished_at, now()),"
+            " message = coalesce(message, 'the process running this flow died before it finished') WHERE run_id = ?",
+            [[run_id] for run_id, _, _ in stale])
+    for run_id, flow_run_id, mlflow_run_id in stale:
+        log.warning("run %s was left running by a process that died: marked crashed", run_id)
+        if mlflow_run_id:
+            _end_mlflow_run(wh.home, mlflow_run_id)
+        if flow_run_id:
+            _crash_prefect_flow_run(flow_run_id)
+    return [run_id for run_id, _, _ in stale]
+
+
+def _end_mlflow_run(home: Path, mlflow_run_id: str) -> None:
+    """End a dead process's MLflow run as KILLED if it still shows as running; failures are only logged."""
+    from mlflow.tracking import MlflowClient
+
+    try:
+        client = MlflowClient(tracking_uri(home))
+        if client.get_run(mlflow_run_id).info.status == "RUNNING":
+            client.set_terminated(mlflow_run_id, status="KILLED")
+    except Exception as exc:  # noqa: BLE001 - the warehouse row is what matters; MLflow is a view of it
+        log.warning("could not end MLflow run %s: %s", mlflow_run_id, exc)
+
+
+def _crash_prefect_flow_run(flow_run_id: str) -> None:
+    """Set a dead process's flow run to Crashed if Prefect still shows it running; failures are only logged."""
+    from prefect.client.orchestration import get_client
+    from prefect.states import Crashed
+
+    try:
+        with get_client(sync_client=True) as client:
+            state = client.read_flow_run(uuid.UUID(flow_run_id)).state
+            if state is not None and not state.is_final():
+                client.set_flow_run_state(uuid.UUID(flow_run_id), Crashed(
+                    message="the babelbench process running this flow died; marked crashed by the next run"), force=True)
+    except Exception as exc:  # noqa: BLE001 - another server's run, an unreachable API: the warehouse row is what matters
+        log.warning("could not mark Prefect flow run %s crashed: %s", flow_run_id, exc)
+
+
 @contextmanager
 def tracked_run(wh: Warehouse, flow: str, params: BaseModel, prefect_flow_run_id: str | None = None) -> Iterator[TrackedRun]:
     """Open a ``runs`` row and an MLflow run (config, code version) around a flow run."""
     import mlflow
 
     run_id = uuid.uuid4().hex
+    mark_crashed_runs(wh)
     mlflow.set_tracking_uri(tracking_uri(wh.home))
     experiment = f"babelbench-{flow}"
     if mlflow.get_experiment_by_name(experiment) is None:
@@ -109,9 +172,11 @@ def tracked_run(wh: Warehouse, flow: str, params: BaseModel, prefect_flow_run_id
     mlflow.set_experiment(experiment)
     with wh.transaction() as cur:
         cur.execute(
-            "INSERT INTO runs (run_id, flow, started_at, status, params, code_version, prefect_flow_run_id)"
-            " VALUES (?, ?, now(), 'running', ?, ?, ?)",
-            [run_id, flow, params.model_dump_json(), code_version(), prefect_flow_run_id])
+            "INSERT INTO runs (run_id, flow, started_at, status, params, code_version, prefect_flow_run_id, pid, host)"
+            " VALUES (?, ?, now(), 'running', ?, ?, ?, ?, ?)",
+            [run_id, flow, params.model_dump_json(), code_version(), prefect_flow_run_id, os.getpid(), socket.gethostname()])
+    with _active_lock:
+        _active_runs.add(run_id)
     with mlflow.start_run(run_name=f"{flow}-{run_id[:8]}") as active:
         mlflow.set_tags({"babelbench.flow": flow, "babelbench.run_id": run_id, "code_version": code_version(),
                          "prefect.flow_run_id": prefect_flow_run_id or ""})
@@ -126,3 +191,6 @@ def tracked_run(wh: Warehouse, flow: str, params: BaseModel, prefect_flow_run_id
                 cur.execute("UPDATE runs SET finished_at = now(), status = 'failed', message = ? WHERE run_id = ?",
                             [f"{type(exc).__name__}: {exc}", run_id])
             raise
+        finally:
+            with _active_lock:
+                _active_runs.discard(run_id)

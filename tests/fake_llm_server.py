@@ -10,9 +10,13 @@ Faults are scripted per prompt: ``server.script("q3", Fault.with_status(429,
 retry_after=2), Fault.with_status(500))`` makes the next two requests whose
 prompt contains ``q3`` fail that way, after which they succeed.  Keying by
 prompt rather than by arrival order keeps scripts deterministic when the
-client sends requests concurrently.  Every request is recorded (path, JSON
-body, headers).  The server stops when its ``with`` block ends, and on its own
-after ``lifetime`` seconds.
+client sends requests concurrently.  A success is the model's reply: what
+``server.answer(...)`` says for prompts like this one (a fixed text, or one
+made from the prompt — see tests/chat_replies.py for what chat models say to
+each template), else an echo of the prompt, which holds no answer of the
+model's own.  Every request is recorded (path, JSON body, headers, arrival
+time).  The server stops when its ``with`` block ends, and on its own after
+``lifetime`` seconds.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import json
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
@@ -36,7 +41,7 @@ if TYPE_CHECKING:
 class Fault:
     """One scripted answer that is not the normal success."""
 
-    kind: str  # status | hang | malformed | garbage | text
+    kind: str  # status | echo_authorization | hang | malformed | garbage | text
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     message: str = ""
@@ -46,6 +51,11 @@ class Fault:
     def with_status(cls, status: int, message: str = "scripted failure", *, retry_after: float | None = None) -> Fault:
         headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
         return cls("status", status=status, headers=headers, message=message)
+
+    @classmethod
+    def echo_authorization(cls, status: int = 401) -> Fault:
+        """An error whose body quotes the request's ``Authorization`` header, as some proxies and gateways do."""
+        return cls("echo_authorization", status=status)
 
     @classmethod
     def hang(cls, seconds: float = 5.0) -> Fault:
@@ -73,6 +83,7 @@ class RecordedCall:
     path: str
     body: dict[str, Any]
     headers: dict[str, str]  # keys lower-cased
+    at: float  # time.monotonic() on arrival
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -82,8 +93,12 @@ def prompt_of(body: dict[str, Any]) -> str:
     return str(body.get("prompt", ""))
 
 
+#: What a model replies to a prompt: a fixed text, or a text made from the prompt.
+Reply = str | Callable[[str], str]
+
+
 def reply_text(prompt: str) -> str:
-    """The success answer: derived from the prompt so tests can compute it independently."""
+    """The success answer when no ``answer`` rule matches: an echo, derived from the prompt so tests can compute it."""
     return f"echo: {prompt}"
 
 
@@ -92,6 +107,7 @@ class _State:
         self.lock = threading.Lock()
         self.delay = delay
         self.scripts: dict[str, deque[Fault]] = defaultdict(deque)
+        self.replies: list[tuple[str, Reply]] = []
         self.calls: list[RecordedCall] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -103,6 +119,13 @@ class _State:
                 if needle in prompt and faults:
                     return faults.popleft()
         return None
+
+    def reply(self, prompt: str) -> str:
+        with self.lock:
+            reply = next((reply for needle, reply in reversed(self.replies) if needle in prompt), None)
+        if reply is None:
+            return reply_text(prompt)
+        return reply if isinstance(reply, str) else reply(prompt)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -117,7 +140,8 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server.state
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
         with state.lock:
-            state.calls.append(RecordedCall(self.path, body, {k.lower(): v for k, v in self.headers.items()}))
+            state.calls.append(RecordedCall(self.path, body, {k.lower(): v for k, v in self.headers.items()},
+                                            time.monotonic()))
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
         try:
@@ -140,6 +164,10 @@ class _Handler(BaseHTTPRequestHandler):
             error = {"error": {"message": fault.message, "type": "scripted", "code": fault.status}}
             self._send_json(fault.status, error, fault.headers)
             return
+        if fault is not None and fault.kind == "echo_authorization":
+            message = f"Incorrect credentials provided: {self.headers.get('Authorization')}"
+            self._send_json(fault.status, {"error": {"message": message, "type": "invalid_request_error"}})
+            return
         if fault is not None and fault.kind == "malformed":
             self._send_json(200, {"id": "x", "object": "what", "unexpected": True})
             return
@@ -147,7 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_bytes(200, b'{"choices": [{"text": "cut o', {"Content-Type": "application/json"})
             return
         time.sleep(state.delay)
-        text = fault.message if fault is not None and fault.kind == "text" else reply_text(prompt)
+        text = fault.message if fault is not None and fault.kind == "text" else state.reply(prompt)
         self._send_json(200, _completion(self.path, body, text))
 
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -193,6 +221,15 @@ class FakeLLMServer(BackgroundServer):
         """Answer the next requests whose prompt contains ``prompt_contains`` with ``faults``, then normally."""
         with self._state.lock:
             self._state.scripts[prompt_contains].extend(faults)
+
+    def answer(self, prompt_contains: str, reply: Reply) -> None:
+        """Reply to every request whose prompt contains ``prompt_contains`` with ``reply`` (or ``reply(prompt)``).
+
+        Scripted faults still come first; of the rules that match, the last one given wins, so a test can
+        give every prompt of a template a reply and then one prompt another.
+        """
+        with self._state.lock:
+            self._state.replies.append((prompt_contains, reply))
 
     @property
     def calls(self) -> list[RecordedCall]:

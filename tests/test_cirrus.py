@@ -10,7 +10,7 @@ import pytest
 
 from tasks.dumps.cirrus import iter_cirrus_documents
 from tasks.dumps.records import DOCUMENT_COLUMNS
-from tasks.errors import TruncatedInputError
+from tasks.errors import InputFormatError, TruncatedInputError
 
 
 def _action(page_id: str, *, with_type: bool = True) -> str:
@@ -140,4 +140,22 @@ def test_plain_file_cut_inside_a_line_is_truncation_not_an_issue(tmp_path: Path)
     assert [row["title"] for row in rows] == ["Anarchism", "Anarchist"]
     assert caught.value.position == "line 4"
     assert caught.value.last_item == "Anarchism"
+    assert issues == []
+
+
+@pytest.mark.parametrize(("first_line", "shown"), [
+    (SAMPLE[1], SAMPLE[1][:60]),  # a document where the action line should be: not bulk format
+    ("<!DOCTYPE html><html><body>Service unavailable</body></html>", "<!DOCTYPE html><html><body>Service unavailable</body></html>"),
+])
+def test_a_file_that_does_not_open_with_an_action_line_is_not_a_cirrus_dump(
+        tmp_path: Path, first_line: str, shown: str) -> None:
+    path = _write_gz(tmp_path / "enwiki-20240501-cirrussearch-content.json.gz", [first_line, *SAMPLE])
+    issues: list[dict] = []
+
+    with pytest.raises(InputFormatError) as caught:
+        list(iter_cirrus_documents(path, "en", on_issue=issues.append))
+
+    assert not isinstance(caught.value, TruncatedInputError)
+    assert (caught.value.position, caught.value.reason) == (
+        "line 1", f'not a CirrusSearch bulk dump: the first line is not an {{"index": …}} action line ({shown!r})')
     assert issues == []

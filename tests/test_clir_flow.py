@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import mlflow
@@ -72,11 +73,22 @@ def test_no_topic_is_in_two_splits_and_padding_is_label_0(corpus_home: Path, bui
             "SELECT d.qid FROM clir_qrels q JOIN documents d ON d.lang = q.src_lang AND d.page_id = q.query_id"
             " WHERE q.collection = 't' GROUP BY d.qid HAVING count(DISTINCT q.split) > 1")
         pads = wh.query("SELECT DISTINCT label FROM clir_qrels WHERE is_pad")
-        longest = wh.scalar("SELECT max(n) FROM (SELECT count(*) AS n FROM clir_qrels GROUP BY collection, src_lang, tgt_lang, query_id)")
         duplicates = wh.scalar("SELECT count(*) FROM (SELECT 1 FROM clir_qrels WHERE collection = 't'"
                                " GROUP BY src_lang, tgt_lang, query_id, doc_id HAVING count(*) > 1)")
     assert leaks == [] and pads == [(0,)] and duplicates == 0
-    assert longest <= SMALL.top_k
+    _assert_padding_only_fills_base_queries_up_to_k(corpus_home, ["t", "t-multi"], SMALL.top_k)
+
+
+def _assert_padding_only_fills_base_queries_up_to_k(home: Path, collections: list[str], k: int) -> None:
+    """Base-split queries hold max(K, judged) rows, full-only queries no padding (the sample's pools exceed K)."""
+    with Warehouse(home) as wh:
+        counts = wh.query(
+            "SELECT split, count(*) FILTER (WHERE NOT is_pad), count(*) FILTER (WHERE is_pad) FROM clir_qrels"
+            " WHERE collection IN (SELECT unnest(?)) GROUP BY collection, src_lang, tgt_lang, split, query_id",
+            [collections])
+    assert counts
+    for split, judged, padding in counts:
+        assert padding == (0 if split == "full" else max(0, k - judged)), (split, judged, padding)
 
 
 def test_a_bad_language_is_reported_by_name_and_the_others_finish(corpus_home: Path) -> None:
@@ -100,15 +112,102 @@ def test_backfilling_a_language_computes_only_its_cells(corpus_home: Path, built
 def test_export_round_trips_and_validates(corpus_home: Path, built: list[dict], tmp_path: Path) -> None:
     with Warehouse(corpus_home) as wh:
         written = export_collection(wh, "t", tmp_path)
-        expected = wh.query("SELECT query_id, doc_id, label FROM clir_qrels WHERE collection = 't'"
-                            " AND src_lang = 'ja' AND tgt_lang = 'en' ORDER BY ALL")
     assert validate_export(tmp_path / "t") == []
-    records = list(read_qrels_jsonl(tmp_path / "t" / "ja.en.full.jsonl"))
-    got = sorted((int(r.src_id), int(doc), label) for r in records for doc, label in r.tgt_results)
-    assert got == expected
+    _assert_export_matches_the_warehouse(corpus_home, "t", "ja", "en", tmp_path)
     first = json.loads((tmp_path / "t" / "ja.en.full.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert set(first) == {"src_id", "src_query", "tgt_results"} and isinstance(first["src_id"], str)
     assert any(path.endswith("docs/en.tsv") for path in written)
+
+
+def _assert_export_matches_the_warehouse(home: Path, collection: str, src: str, tgt: str, out: Path) -> None:
+    """``full`` holds every query with its judgements only, each base split its queries with their padding."""
+    with Warehouse(home) as wh:
+        rows = wh.query("SELECT split, query_id, doc_id, label, is_pad FROM clir_qrels WHERE collection = ?"
+                        " AND src_lang = ? AND tgt_lang = ?", [collection, src, tgt])
+
+    def exported(split: str) -> list[tuple[int, int, int]]:
+        records = read_qrels_jsonl(out / collection / f"{src}.{tgt}.{split}.jsonl")
+        return sorted((int(r.src_id), int(doc), label) for r in records for doc, label in r.tgt_results)
+
+    assert any(is_pad for *_, is_pad in rows)  # there is padding to place
+    # full: like bi139-full, no padding (the format has no pad flag, so it would read as a judgement).
+    assert exported("full") == sorted((q, d, label) for _, q, d, label, is_pad in rows if not is_pad)
+    # Each base split: like bi139-base, padding as label-0 candidates.
+    base_splits = {split for split, *_ in rows} - {"full"}
+    assert base_splits
+    for split in base_splits:
+        assert exported(split) == sorted((q, d, label) for name, q, d, label, _ in rows if name == split)
+
+
+def test_multi_needs_two_of_the_build_languages_in_multi_languages() -> None:
+    with pytest.raises(ValueError, match="multi_languages"):
+        ClirBuildParams(name="x", langs=["en", "ko"], multi=True)  # ko is not one of the paper's eight
+    assert ClirBuildParams(name="x", langs=["en", "ko"]).multi is False  # BI alone needs no MULTI language
+
+
+# 20% of the topics in no split: queries of the full collection only, which are not padded.
+NARROW = ClirConfig(top_k=3, min_documents=10, multi_languages=("en", "de"),
+                    split_fractions={"train": 0.5, "dev": 0.1, "test1": 0.1, "test2": 0.1})
+
+
+@pytest.fixture(scope="module")
+def narrow_home(corpus_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the corpus built with K = 3, some queries in no base split, and MULTI over en and de."""
+    home = tmp_path_factory.mktemp("clir-narrow")
+    shutil.copytree(corpus_home, home, dirs_exist_ok=True)
+    rows = clir_build_flow(ClirBuildParams(name="n", langs=["en", "de", "ja"], multi=True, clir=NARROW, home=str(home)))
+    assert {r["status"] for r in rows} <= {"computed", "cached"}
+    return home
+
+
+def test_padding_keeps_every_projected_judgement(narrow_home: Path) -> None:
+    with Warehouse(narrow_home) as wh:
+        judged = set(wh.query("SELECT src_lang, tgt_lang, query_id, doc_id FROM clir_qrels WHERE collection = 'n'"
+                              " AND NOT is_pad"))
+        full_only = wh.scalar("SELECT count(DISTINCT query_id) FROM clir_qrels WHERE collection = 'n'"
+                              " AND split = 'full'")
+        # The projection by hand: each hit of a source query reaches the target article of the hit's QID.
+        projected = set(wh.query(
+            "SELECT DISTINCT h.lang, t.lang, h.query_page_id, t.page_id FROM retrieval_hits h"
+            " JOIN documents q ON q.lang = h.lang AND q.page_id = h.query_page_id AND q.qid IS NOT NULL"
+            " JOIN documents s ON s.lang = h.lang AND s.page_id = h.doc_page_id"
+            " JOIN documents t ON t.qid = s.qid AND t.lang <> h.lang"
+            " WHERE h.lang IN ('en', 'de', 'ja') AND t.lang IN ('en', 'de', 'ja')"
+            " AND NOT t.is_redirect AND NOT t.is_disambiguation"))
+    # The sample's titles always retrieve their own article, so no query reaches K + 1 judgements here;
+    # test_clir_splits pads one that does.
+    assert judged == projected
+    assert full_only > 0
+    _assert_padding_only_fills_base_queries_up_to_k(narrow_home, ["n", "n-multi"], NARROW.top_k)
+
+
+def test_export_of_full_only_queries(narrow_home: Path, tmp_path: Path) -> None:
+    with Warehouse(narrow_home) as wh:
+        export_collection(wh, "n", tmp_path)
+    assert validate_export(tmp_path / "n") == []
+    _assert_export_matches_the_warehouse(narrow_home, "n", "de", "en", tmp_path)
+
+
+def test_multi_languages_choose_the_languages_multi_topics_must_have(corpus_home: Path, built: list[dict],
+                                                                      narrow_home: Path) -> None:
+    def multi_queries(home: Path, collection: str) -> set[tuple[str, str, str]]:
+        with Warehouse(home) as wh:
+            return set(wh.query(
+                "SELECT DISTINCT q.src_lang, q.tgt_lang, d.title FROM clir_qrels q"
+                " JOIN documents d ON d.lang = q.src_lang AND d.page_id = q.query_id WHERE q.collection = ?",
+                [collection]))
+
+    topics = _by_topic()
+    # multi_languages = (en, de) in a build of en, de, ja: every topic with an en and a de article, ja or not,
+    # queried in each of the two with candidates from the other.
+    expected = {(src, tgt, titles[src]) for titles in topics.values() if {"en", "de"} <= set(titles)
+                for src, tgt in (("en", "de"), ("de", "en"))}
+    assert multi_queries(narrow_home, "n-multi") == expected
+    # The default (the paper's eight) covers all of en, de, ja, zh, so a topic without a ja article is left out.
+    en_de_only = topics["Q9100008"]
+    assert "ja" not in en_de_only
+    assert ("en", "de", en_de_only["en"]) in expected
+    assert not any(title == en_de_only["en"] for _, _, title in multi_queries(corpus_home, "t-multi"))
 
 
 def _ndcg10_by_hand(wh: Warehouse, eval_id: str, src: str, tgt: str) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tasks.pairing.config import ClirConfig
 from tasks.pairing.projection import multi_candidates, multi_topics, project
 
 # Target-language (de) articles by Wikidata item.
@@ -84,3 +85,9 @@ def test_multi_candidates_reject_a_topic_missing_in_a_language() -> None:
 def test_multi_candidates_reject_a_query_language_outside_the_set() -> None:
     with pytest.raises(ValueError, match="'ja'"):
         multi_candidates("ja", "Q64", MONO, ["en", "de", "fr"])
+
+
+def test_multi_languages_are_the_builds_languages_in_the_configured_set_in_build_order() -> None:
+    assert ClirConfig(multi_languages=("de", "en", "ar")).multi_langs(["en", "ja", "de"]) == ["en", "de"]
+    # The default is the paper's MULTI-8: a build's other languages stay BI-only.
+    assert ClirConfig().multi_langs(["ko", "zh", "en", "th", "ja"]) == ["zh", "en", "ja"]

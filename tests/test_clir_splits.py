@@ -169,9 +169,21 @@ def test_padding_from_a_large_pool_is_distinct_and_fresh() -> None:
     assert not {doc_id for doc_id, _, is_pad in rows if is_pad} & set(range(50))
 
 
-def test_more_results_than_k_keep_the_highest_labels() -> None:
+def test_an_appended_own_article_adds_to_k_judgements_and_removes_none() -> None:
+    # K = 3 hits labelled 5, 2, 1, then the own article (label 6) appended because retrieval missed it:
+    # all four judgements stay, best label first, and there is no room left for padding.
+    hits_and_own = [(3, 5), (8, 2), (4, 1), (6, 6)]
+    assert pad(hits_and_own, [10, 11, 12], 3, 13, "q") == [(6, 6, False), (3, 5, False), (8, 2, False), (4, 1, False)]
+
+
+def test_more_judgements_than_k_are_all_kept_in_label_then_id_order() -> None:
     results = [(4, 1), (3, 5), (8, 2), (2, 5), (6, 6)]
-    assert pad(results, [10, 11], 3, 13, "q") == [(6, 6, False), (2, 5, False), (3, 5, False)]
+    expected = [(6, 6, False), (2, 5, False), (3, 5, False), (8, 2, False), (4, 1, False)]
+    assert pad(results, [10, 11], 3, 13, "q") == expected
+
+
+def test_exactly_k_judgements_get_no_padding() -> None:
+    assert pad([(1, 6), (2, 3)], [10, 11, 12], 2, 13, "q") == [(1, 6, False), (2, 3, False)]
 
 
 def test_small_pool_pads_as_far_as_it_can() -> None:

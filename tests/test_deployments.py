@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tasks.processes import child_dies_with_us, free_loopback_port, stop_process
 from tasks.warehouse.db import Warehouse
 from tests.conftest import shared_data
 
@@ -21,16 +21,10 @@ REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """A real Prefect server process on a free loopback port, with its own SQLite database."""
-    port = _free_port()
+    port = free_loopback_port()
     prefect_home = tmp_path_factory.mktemp("prefect-server")
     env = os.environ | {
         "PREFECT_HOME": str(prefect_home), "DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -38,7 +32,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     }
     log = (prefect_home / "server.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)
+                            env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=child_dies_with_us())
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -54,11 +48,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
             pytest.fail("prefect server did not become healthy within 120 s")
         yield env
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc, timeout=30)
         log.close()
 
 

@@ -31,6 +31,8 @@ from tasks.index.registry import get_backend
 from tasks.pairing.mining import articles_sql, build_index, index_path
 from tasks.rankers.dense import DenseRanker
 from tasks.warehouse.db import Warehouse
+from tests import chat_replies
+from tests.chat_replies import echoing
 from tests.fake_llm_server import FakeLLMServer, Fault, fake_client, prompt_of
 from tests.tiny_models import build_bi_encoder
 from tests.warehouse_docs import add_document
@@ -308,7 +310,24 @@ def test_temporal_rule_on_the_sample_dates(bench: Bench) -> None:
     assert not any(r["page_id"] == NEAR_COPY and r["status"] == "rejected" for r in rows)  # undated: no rule
 
 
-def test_the_answer_check_hook_sees_only_survivors_and_rejects_on_true(bench: Bench) -> None:
+# The rules' survivors for VELNA in English, in BM25 order (k1 1.2, b 0.3), with what the stand-in judge
+# below says of each: Kelda Mountains names Mount Aska (answers), The Salt Queen, Tarsk and FC Tarsk name
+# Orvik (undecided), the others neither (does not answer).
+SURVIVORS = [41040, 41180, 41120, 41340, 41050, 41080, 41220, 41110]
+CHECKED = {
+    # Round 1 asks about the first 4 and keeps 3; round 2 asks about Tarsk and keeps it, unverified.
+    True: {41040: ("rejected", "answers_question"), 41180: ("kept", "unverified"), 41120: ("kept", None),
+           41340: ("kept", None), 41050: ("kept", "unverified")},
+    # Undecided candidates are not used: round 1 keeps 2, round 2 asks about Tarsk and Velna Bridge and keeps
+    # one, round 3 about FC Tarsk (undecided), round 4 about Velnite.
+    False: {41040: ("rejected", "answers_question"), 41180: ("rejected", "unverified"), 41120: ("kept", None),
+            41340: ("kept", None), 41050: ("rejected", "unverified"), 41080: ("kept", None),
+            41220: ("rejected", "unverified"), 41110: ("kept", None)},
+}
+
+
+@pytest.mark.parametrize("use_unverified", [False, True])
+def test_the_answer_check_hook_sees_only_survivors_and_rejects_on_true(bench: Bench, use_unverified: bool) -> None:
     asked: list[tuple[str, str]] = []
 
     def check(pairs: list[tuple[str, str]]) -> list[bool | None]:
@@ -316,34 +335,33 @@ def test_the_answer_check_hook_sees_only_survivors_and_rejects_on_true(bench: Be
         asked.extend(pairs)
         return [True if "Aska" in text else None if "Orvik" in text else False for _, text in pairs]
 
-    rows = _run(bench, "checked", [VELNA], DistractorConfig(per_lang=4), answer_check=check)
+    config = DistractorConfig(per_lang=4, use_unverified_distractors=use_unverified)
+    rows = _run(bench, f"checked-{use_unverified}", [VELNA], config, answer_check=check)
     en = [r for r in rows if r["lang"] == "en"]
     texts = dict(bench.wh.query("SELECT page_id, text FROM documents WHERE lang = 'en' AND page_id IS NOT NULL"))
     asked_en = [text for question, text in asked if question == VELNA.queries["en"]]
-    checked = [r for r in en if texts[r["page_id"]] in asked_en]
-    # The BM25 order of the survivors starts Kelda Mountains, The Salt Queen, Tarsk, University of Tarsk,
-    # The Ferryman's Daughter. Round 1 asks about the first 4 and keeps 3; round 2 asks about one more.
-    assert [r["page_id"] for r in checked] == [41040, 41180, 41050, 41120, 41340]
-    assert len(asked_en) == 5
-    assert [(r["status"], _code(r)) for r in checked] == [
-        ("rejected", "answers_question"), ("kept", "unverified"), ("kept", "unverified"), ("kept", None), ("kept", None)]
+    assert asked_en == [texts[page] for page in SURVIVORS[: len(CHECKED[use_unverified])]]  # in rank order
+    checked = {r["page_id"]: (r["status"], _code(r)) for r in en if texts[r["page_id"]] in asked_en}
+    assert checked == CHECKED[use_unverified]
     assert sum(r["status"] == "kept" for r in en) == 4
     # Nothing a rule rejected was asked about, and nothing was kept unasked.
-    assert {_code(r) for r in en if r not in checked} <= {"supporting", "contains_answer", "near_duplicate", "surplus"}
+    assert {_code(r) for r in en if r["page_id"] not in checked} <= {"supporting", "contains_answer", "near_duplicate",
+                                                                     "surplus"}
 
 
-def test_a_model_as_the_answer_check_rejects_what_it_says_answers_and_leaves_the_undecided_unverified(
+def test_a_model_as_the_answer_check_rejects_what_it_says_answers_and_leaves_the_undecided_out(
     bench: Bench, server: FakeLLMServer,
 ) -> None:
     texts = dict(bench.wh.query("SELECT page_id, text FROM documents WHERE lang = 'en' AND page_id IS NOT NULL"))
-    server.script(texts[41040][:60], Fault.text("<answers>yes</answers>"))  # Kelda Mountains: "it answers"
+    chat_replies.install(server)  # a sentence, then "<answers>no</answers>", unless said otherwise below
+    # Kelda Mountains: a model that repeats the prompt, whose worked example says no, and then says yes
+    server.answer(texts[41040][:60], echoing(chat_replies.distractor_check("yes")))
     server.script(texts[41050][:60], Fault.with_status(400, "refused"))  # Tarsk: a permanent error, no verdict
     config = DistractorConfig(per_lang=4, answer_checker="fake")
     check = llm_answer_check(fake_client(bench.wh, server), "fake", config)
     en = {r["page_id"]: r for r in _run(bench, "model-checked", [VELNA], config, answer_check=check) if r["lang"] == "en"}
     assert (en[41040]["status"], _code(en[41040])) == ("rejected", "answers_question")
-    assert (en[41050]["status"], _code(en[41050])) == ("kept", "unverified")
-    # every other reply is the echo of its prompt, whose only verdict is the worked example's "no"
+    assert (en[41050]["status"], _code(en[41050])) == ("rejected", "unverified")  # not used: it may answer
     assert (en[41180]["status"], _code(en[41180])) == ("kept", None)
     assert sum(r["status"] == "kept" for r in en.values()) == 4
     prompts = [prompt_of(call.body) for call in server.calls]

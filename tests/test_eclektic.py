@@ -1,4 +1,4 @@
-"""ECLEKTIC candidates on the bundled sample: the sitelink equivalence check, the filters, the context."""
+"""ECLEKTIC candidates on the bundled sample: the sitelink equivalence check and its coverage, the filters, the context."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from flows.corpus import CorpusParams, corpus_flow
 from tasks.errors import ConfigError
 from tasks.qa.eclektic import EclekticConfig, context_of, read_page_views, select_candidates
-from tasks.sample.mirror import load_content
+from tasks.sample.mirror import build_sample_mirror, load_content
 from tasks.warehouse.db import Warehouse
 
 LANGS = ["en", "de", "fr", "ja", "zh"]
@@ -38,6 +39,81 @@ def test_only_articles_without_an_equivalent_in_another_chosen_language_qualify(
     for topic in topics:
         for lang, article in topic.articles.items():
             assert found[(lang, article.title)][0] == sorted(set(topic.articles) - {lang})
+
+
+def test_an_equivalent_in_a_chosen_language_makes_an_article_ineligible_and_one_in_an_unchosen_language_does_not(
+    sample_home: Path,
+) -> None:
+    query = "SELECT linked_langs, eligible, reason, checked_langs FROM qa_candidates WHERE title = 'The Salt Queen'"
+    with Warehouse(sample_home) as wh:
+        # The Salt Queen (Q9100018) has articles in en and fr only (topics-music.yaml)
+        select_candidates(wh, "b", "en", ["en", "de", "fr"], EclekticConfig(min_chars=0), "fp")
+        fr_chosen = wh.query(query)
+        select_candidates(wh, "b", "en", ["en", "de"], EclekticConfig(min_chars=0), "fp")
+        fr_not_chosen = wh.query(query)
+    assert fr_chosen == [(["fr"], False, "has an equivalent in fr", ["de", "fr"])]
+    assert fr_not_chosen == [([], True, None, ["de"])]
+
+
+def test_every_candidate_records_the_other_chosen_languages_its_check_covered(sample_home: Path) -> None:
+    with Warehouse(sample_home) as wh:
+        messages = {lang: select_candidates(wh, "b", lang, LANGS, EclekticConfig(min_chars=0), "fp").message
+                    for lang in LANGS}
+        checked = dict(wh.query("SELECT lang, list(DISTINCT checked_langs) FROM qa_candidates GROUP BY lang"))
+        unchecked = wh.scalar("SELECT count(*) FROM qa_candidates WHERE checked_langs IS NULL")
+    assert checked == {
+        "en": [["de", "fr", "ja", "zh"]],
+        "de": [["en", "fr", "ja", "zh"]],
+        "fr": [["de", "en", "ja", "zh"]],
+        "ja": [["de", "en", "fr", "zh"]],
+        "zh": [["de", "en", "fr", "ja"]],
+    }
+    assert unchecked == 0
+    assert messages["ja"].endswith("; checked against de, en, fr, zh")
+    assert messages["en"].endswith("; checked against de, fr, ja, zh")
+
+
+def _cell(wh: Warehouse, lang: str) -> list[tuple]:
+    return wh.query("SELECT * FROM qa_candidates WHERE benchmark = 'b' AND lang = ? ORDER BY page_id", [lang])
+
+
+def test_a_chosen_language_never_ingested_is_refused_by_name_and_the_cell_keeps_its_rows(sample_home: Path) -> None:
+    with Warehouse(sample_home) as wh:
+        select_candidates(wh, "b", "en", LANGS, EclekticConfig(min_chars=0), "fp-before")
+        before = _cell(wh, "en")
+        # ko was never ingested: without the refusal every en article would look local
+        with pytest.raises(ConfigError) as refused:
+            select_candidates(wh, "b", "en", [*LANGS, "ko"], EclekticConfig(min_chars=0), "fp-after")
+        after = _cell(wh, "en")
+    message = str(refused.value)
+    assert message.startswith("ECLEKTIC b [en]: no sitelinks or QIDs in the warehouse for the chosen language(s) ko,")
+    assert "`babelbench corpus ingest --lang ko`" in message and "\n" not in message
+    assert before and {row[-2] for row in before} == {"fp-before"}  # fingerprint column: the first build's rows
+    assert after == before
+
+
+def test_a_chosen_language_ingested_without_qids_is_refused_but_qids_in_its_documents_are_enough(
+    sample_home: Path, tmp_path: Path,
+) -> None:
+    mirror = build_sample_mirror(tmp_path / "mirror")
+
+    def ingest_ja(kind: str) -> None:
+        corpus_flow(CorpusParams(langs=["ja"], source=mirror.root.as_uri(), home=str(sample_home), kind=kind,
+                                 sitelinks="none", progress=False))
+
+    ingest_ja("xml")  # XML pages carry no QID and --sitelinks none adds none: ja documents, no ja QIDs
+    with Warehouse(sample_home) as wh:
+        assert wh.query("SELECT count(*), count(qid) FROM documents WHERE lang = 'ja'") == [(31, 0)]
+        with pytest.raises(ConfigError, match=r"chosen language\(s\) ja, .*`babelbench corpus ingest --lang ja`"):
+            select_candidates(wh, "b", "zh", LANGS, EclekticConfig(min_chars=0), "fp")
+        assert wh.scalar("SELECT count(*) FROM qa_candidates") == 0
+    ingest_ja("cirrus")  # CirrusSearch documents carry their QIDs; still no ja rows in sitelinks
+    with Warehouse(sample_home) as wh:
+        assert wh.scalar("SELECT count(*) FROM sitelinks WHERE lang = 'ja'") == 0
+        select_candidates(wh, "b", "zh", LANGS, EclekticConfig(min_chars=0), "fp")
+        # 米拉公园球场 (Q9100026) has articles in ja and zh only: its ja equivalent is found through the documents
+        row = wh.query("SELECT linked_langs, eligible, reason, checked_langs FROM qa_candidates WHERE title = '米拉公园球场'")
+    assert row == [(["ja"], False, "has an equivalent in ja", ["de", "en", "fr", "ja"])]
 
 
 def test_the_length_filter_records_its_reason_and_a_smaller_floor_admits_the_short_articles(sample_home: Path) -> None:

@@ -1,7 +1,7 @@
 """One behaviour suite for every index backend: tantivy always, Elasticsearch when a cluster is configured.
 
 Corpora are a few hand-written documents per test, so every expected ranking
-and the one exact BM25 score below can be worked out on paper.
+and the exact BM25 scores below can be worked out on paper.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tasks.errors import ConfigError, InputFormatError
-from tasks.index.base import IndexConfig, IndexInfo, SearchIndex
+from tasks.index.base import IndexConfig, IndexInfo, SearchIndex, manifest_path
 from tasks.index.registry import get_backend
 
 ES_URL_ENV = "BABELBENCH_ES_URL"
@@ -199,25 +199,86 @@ def test_a_query_without_words_returns_no_hits(harness: Harness, query: str) -> 
     assert harness.backend.search(info, "en", [query], 10, STEMMED) == [[]]
 
 
-def test_one_score_against_a_hand_computation(harness: Harness) -> None:
+# Both backends score with Lucene's BM25 at the config's k1 and b: Lucene 8+ (so Elasticsearch)
+# has no classic (k1 + 1) factor, which only scales every score of a query alike. Field lengths
+# here stay under 40 words, which Lucene's one-byte length encoding keeps exact, so the hand
+# computation is exact for both; what remains is float32 arithmetic: the embedded backend's
+# precomputed scores (rel 1e-6), Lucene's scorer (rel 1e-5).
+TUNED = IndexConfig(k1=0.9, b=0.3, stem=False)
+REL = {"tantivy": 1e-6, "elasticsearch": 1e-5}
+
+
+def lucene_bm25(tf: int, dl: int, avgdl: float, n: int, N: int, config: IndexConfig) -> float:  # noqa: N803 - N as in the formula
+    """One word's score in one field: tf occurrences in a field of dl words; n of the field's N documents have it."""
+    idf = math.log(1 + (N - n + 0.5) / (n + 0.5))
+    return idf * tf / (tf + config.k1 * (1 - config.b + config.b * dl / avgdl))
+
+
+def test_scores_are_lucene_bm25_at_the_configured_k1_and_b(harness: Harness) -> None:
     docs = [
-        (1, "alpha", "apple banana apple cherry"),
-        (2, "beta", "banana cherry"),
-        (3, "gamma", "cherry date elderberry"),
+        (1, "Orchard", "apple apple pear plum fig kiwi lime lemon mango grape melon quince"),
+        (2, "Apple pie", "apple crust"),
+        (3, "Berry", "cherry berry cream jam"),
     ]
-    info = harness.build("en", docs, UNSTEMMED)
-    # tantivy: k1 = 1.2, b = 0.75 fixed, scores times (k1 + 1); Lucene (Elasticsearch): the config's k1/b, no factor.
-    k1, b, scale = {"tantivy": (1.2, 0.75, 2.2), "elasticsearch": (UNSTEMMED.k1, UNSTEMMED.b, 1.0)}[harness.backend.name]
-    assert (info.bm25_k1, info.bm25_b) == (k1, b)
-    idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))  # N = 3 documents, n = 1 contains the word
-    # "apple": body only, tf = 2, body length 4, mean body length 9 / 3 = 3. For tantivy ≈ 1.233042.
-    apple = scale * idf * 2 / (2 + k1 * (1 - b + b * 4 / 3))
-    # "alpha": title only, tf = 1, every title one word long, boosted ×2. For tantivy ≈ 1.961658.
-    alpha = UNSTEMMED.title_boost * scale * idf * 1 / (1 + k1)
-    [[(apple_doc, apple_score)], [(alpha_doc, alpha_score)]] = harness.backend.search(info, "en", ["apple", "alpha"], 10, UNSTEMMED)
-    assert (apple_doc, alpha_doc) == (1, 1)
-    assert apple_score == pytest.approx(apple, rel=1e-5)
-    assert alpha_score == pytest.approx(alpha, rel=1e-5)
+    info = harness.build("en", docs, TUNED)
+    assert (info.bm25_k1, info.bm25_b) == (0.9, 0.3)
+    [hits] = harness.backend.search(info, "en", ["apple berry"], 10, TUNED)
+    boost = TUNED.title_boost
+    # Titles: 1 + 2 + 1 words, mean 4/3; "apple" in 1 title (doc 2), "berry" in 1 (doc 3).
+    # Bodies: 12 + 2 + 4 words, mean 6; "apple" in 2 bodies (twice in doc 1), "berry" in 1 (doc 3).
+    expected = {
+        1: lucene_bm25(2, 12, 6, 2, 3, TUNED),
+        2: boost * lucene_bm25(1, 2, 4 / 3, 1, 3, TUNED) + lucene_bm25(1, 2, 6, 2, 3, TUNED),
+        3: boost * lucene_bm25(1, 1, 4 / 3, 1, 3, TUNED) + lucene_bm25(1, 4, 6, 1, 3, TUNED),
+    }
+    assert [doc_id for doc_id, _ in hits] == [3, 2, 1]
+    for doc_id, score in hits:
+        assert score == pytest.approx(expected[doc_id], rel=REL[harness.backend.name])
+    # Worked by hand for k1 = 0.9, b = 0.3: idf = ln(8/3) or ln(1.6); 1.61238, 1.23722, 0.29653.
+    assert [score for _, score in hits] == pytest.approx([1.61238, 1.23722, 0.29653], abs=1e-5)
+
+
+def test_b_weighs_document_length_as_the_formula_says(harness: Harness) -> None:
+    docs = [
+        (1, "Long", "apple apple pear plum fig kiwi lime lemon mango grape melon quince"),
+        (2, "Short", "apple fig"),
+        (3, "Other", "kiwi lime lemon mango"),
+    ]
+    # "apple": twice in the 12-word body, once in the 2-word one; bodies 12 + 2 + 4 words, mean 6.
+    # Worked by hand for k1 = 0.9: ln(1.6) · 2 / (2 + 0.9 · (1 - b + 2b)) and ln(1.6) · 1 / (1 + 0.9 · (1 - b + b/3)).
+    by_hand = {0.3: {1: 0.29653, 2: 0.27326}, 0.75: {1: 0.26294, 2: 0.32414}}
+    for b, ranking in ((0.3, [1, 2]), (0.75, [2, 1])):
+        config = TUNED.model_copy(update={"b": b})
+        info = harness.build("en", docs, config, name=f"b-{b}")
+        [hits] = harness.backend.search(info, "en", ["apple"], 10, config)
+        assert [doc_id for doc_id, _ in hits] == ranking
+        expected = {1: lucene_bm25(2, 12, 6, 2, 3, config), 2: lucene_bm25(1, 2, 6, 2, 3, config)}
+        assert dict(hits) == pytest.approx(expected, rel=REL[harness.backend.name])
+        assert dict(hits) == pytest.approx(by_hand[b], abs=1e-5)
+
+
+def test_field_statistics_count_only_documents_with_words_in_the_field(harness: Harness) -> None:
+    # Lucene's N and mean length of a field (its docCount) leave out documents whose field is empty.
+    docs = [(1, "Kiwi", ""), (2, "Lime", "kiwi fig"), (3, "Fig", "lemon kiwi kiwi date")]
+    info = harness.build("en", docs, TUNED)
+    [hits] = harness.backend.search(info, "en", ["kiwi"], 10, TUNED)
+    # Titles: three of one word, "kiwi" in one. Bodies: two (2 and 4 words, mean 3), "kiwi" in both.
+    expected = {
+        1: TUNED.title_boost * lucene_bm25(1, 1, 1, 1, 3, TUNED),
+        2: lucene_bm25(1, 2, 3, 2, 2, TUNED),
+        3: lucene_bm25(2, 4, 3, 2, 2, TUNED),
+    }
+    assert dict(hits) == pytest.approx(expected, rel=REL[harness.backend.name])
+    # By hand: body idf = ln(1 + 0.5/2.5) = ln 1.2 (it would be ln 1.6 with the empty body counted).
+    assert dict(hits) == pytest.approx({1: 1.03245, 2: 0.10073, 3: 0.12195}, abs=1e-5)
+
+
+def test_an_index_whose_scores_do_not_follow_its_config_is_refused(harness: Harness) -> None:
+    # What an index built when the embedded backend ignored k1/b records in its manifest.
+    info = harness.build("en", ENGLISH, UNSTEMMED)
+    manifest_path(info.path).write_text(info.model_copy(update={"bm25_b": 0.75}).model_dump_json())
+    with pytest.raises(ConfigError, match="b=0.75, not its config's k1=1.2, b=0.3; rebuild"):
+        harness.backend.search(info.path, "en", ["sun"], 10, UNSTEMMED)
 
 
 def _entries(folder: Path) -> set[str]:

@@ -51,6 +51,9 @@ def _setup(wh: Warehouse) -> dict[str, list[int]]:
         for b, i, recipe, lang, q, a, qtype, context, docs in items:
             cur.execute("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 'ok', NULL, NULL, 'g', 'fp')",
                         [b, i, recipe, lang, q, a, qtype, context, json.dumps(docs)])
+            # the pre-screen ran and passed every item
+            cur.execute("INSERT INTO qa_reviews VALUES (?, ?, 'natural', 'pass', 'llm:j', NULL, NULL, 'prescreen', 'fp',"
+                        " now())", [b, i])
         cur.execute("INSERT INTO qa_reviews VALUES ('x', 'R', 'overall', 'fail', 'human:ana', NULL, NULL, 'f.csv', NULL, now())")
         for b, i, field, tgt, text, gate in translations:
             cur.execute("INSERT INTO translations (benchmark, item_id, field, src_lang, tgt_lang, source_text, text, gate,"
@@ -144,13 +147,17 @@ def test_export_writes_one_file_per_setting_and_language_and_replaces_the_old_bu
     assert record["item_id"] == "B" and record["question"] == "qB-de" and len(record["documents"]) == 8
 
 
-@pytest.mark.parametrize("policy,expected", [("prescreen", {"A"}), ("human", {"A", "F"})])
+@pytest.mark.parametrize("policy,expected", [("prescreen", {"A"}), ("human", {"A", "F", "U", "N"})])
 def test_qc_policy_decides_whether_a_machine_flag_keeps_an_item_out(sample_home: Path, policy: str, expected: set) -> None:
     with Warehouse(sample_home) as wh:
         _setup(wh)
         with wh.transaction() as cur:
-            cur.execute("INSERT INTO qa_items SELECT * REPLACE ('F' AS item_id) FROM qa_items WHERE item_id = 'A'")
+            for copy in ("F", "U", "N"):  # copies of A: flagged, unsure (the screen could not run), never screened
+                cur.execute(f"INSERT INTO qa_items SELECT * REPLACE ('{copy}' AS item_id) FROM qa_items WHERE item_id = 'A'")
             cur.execute("INSERT INTO qa_reviews VALUES ('x', 'F', 'natural', 'fail', 'llm:j', NULL, NULL, 'prescreen', 'fp', now())")
+            cur.execute("INSERT INTO qa_reviews VALUES ('x', 'U', 'natural', 'unsure', 'llm:j', NULL,"
+                        " 'pre-screen call failed: permanent: HTTP 400', 'prescreen', 'fp', now())")
         build_instances(wh, "x", InstanceConfig(qc_policy=policy), "fp")
-        items = {r[0] for r in wh.query("SELECT DISTINCT item_id FROM instances WHERE setting = 'oracle' AND item_id IN ('A', 'F')")}
+        items = {r[0] for r in wh.query("SELECT DISTINCT item_id FROM instances WHERE setting = 'oracle'"
+                                        " AND item_id IN ('A', 'F', 'U', 'N')")}
     assert items == expected

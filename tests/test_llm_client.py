@@ -7,15 +7,17 @@ records what was asked and returns at once.
 
 from __future__ import annotations
 
+import asyncio
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tasks.dumps.download import RetryPolicy
 from tasks.errors import ConfigError
-from tasks.llm import Budget, LLMClient, LLMRequest, ModelSpec, Registry, load_registry
+from tasks.llm import Budget, BudgetLedger, CallResult, LLMClient, LLMRequest, ModelSpec, Registry, load_registry
 from tasks.llm.registry import MODELS_ENV
 from tasks.warehouse.db import Warehouse
 from tests.fake_llm_server import FakeLLMServer, Fault
@@ -166,12 +168,120 @@ def test_token_budget_counts_reported_usage_and_reserves_estimates(server: FakeL
     assert [r.status for r in results] == ["ok", "ok", "ok", "skipped_budget", "skipped_budget"]
 
 
+def test_a_retried_429_counts_two_calls_against_max_calls_and_a_cached_answer_none(
+    server: FakeLLMServer, wh: Warehouse
+) -> None:
+    server.script("alpha", Fault.with_status(429, "slow down"))
+    client = LLMClient(wh, _registry(server, max_concurrency=1), policy=POLICY, sleep=SleepRecorder())
+    ledger = BudgetLedger(Budget(max_calls=3))
+    first = client.run_sync("fake", _prompts("alpha", "bravo", "charlie"), stage="t", budget=ledger)
+    # alpha is sent twice (the 429, then its answer), bravo once: three calls, so charlie does not fit
+    assert [r.status for r in first] == ["ok", "ok", "skipped_budget"]
+    assert (ledger.calls, len(server.calls)) == (3, 3)
+
+    ledger = BudgetLedger(Budget(max_calls=1))
+    second = client.run_sync("fake", _prompts("alpha", "bravo", "charlie"), stage="t", budget=ledger)
+    assert [r.status for r in second] == ["cached", "cached", "ok"]
+    assert (ledger.calls, len(server.calls)) == (1, 4)
+
+
+def test_a_retry_the_budget_has_no_room_for_stops_the_request_and_records_the_paid_attempt(
+    server: FakeLLMServer, wh: Warehouse
+) -> None:
+    server.script("delta", Fault.with_status(503, "overloaded"))
+    client = LLMClient(wh, _registry(server, max_concurrency=1), policy=POLICY, sleep=SleepRecorder())
+    [stopped, later] = client.run_sync("fake", _prompts("delta", "echo"), stage="t", budget=Budget(max_calls=1))
+    assert (stopped.status, stopped.attempts, later.status) == ("skipped_budget", 1, "skipped_budget")
+    assert stopped.error is not None and stopped.error.startswith("stopped by the budget after 1 attempts: ")
+    assert "HTTP 503" in stopped.error and "overloaded" in stopped.error
+    assert len(server.calls) == 1
+    row = _row(wh, stopped.request_hash)
+    assert (row["status"], row["attempts"], row["error"]) == ("failed", 1, stopped.error)  # served again on a rerun
+
+
+def test_a_failed_attempt_spends_its_estimated_tokens(server: FakeLLMServer, wh: Warehouse) -> None:
+    # estimate per attempt 7 tokens, reported usage 5 (see the token budget test). Limit 19: m1's 500 keeps its
+    # estimate (7), m1's retry fits (7 + 7 = 14) and settles to 5 (12), m2 fits (12 + 7 = 19) and settles (17),
+    # m3 needs 17 + 7 = 24 and stops the run.  Were the 500 free, m3 would fit (5 + 5 + 7 = 17).
+    server.script("m1", Fault.with_status(500))
+    client = LLMClient(wh, _registry(server, max_concurrency=1), policy=POLICY, sleep=SleepRecorder())
+    ledger = BudgetLedger(Budget(max_tokens=19))
+    results = client.run_sync("fake", _prompts("m1", "m2", "m3", "m4", max_tokens=4), stage="t", budget=ledger)
+    assert [r.status for r in results] == ["ok", "ok", "skipped_budget", "skipped_budget"]
+    assert (ledger.calls, ledger.tokens) == (3, 17)
+
+
+def _side_by_side(*batches: Callable[[], list[CallResult]]) -> list[list[CallResult]]:
+    """Run each batch in its own thread, all released at once; their results in the order given."""
+    start = threading.Barrier(len(batches))
+    results: list[list[CallResult]] = [[] for _ in batches]
+
+    def run(position: int) -> None:
+        start.wait()
+        results[position] = batches[position]()
+
+    threads = [threading.Thread(target=run, args=(position,)) for position in range(len(batches))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_parallel_batches_of_separate_clients_threads_and_event_loops_share_the_models_concurrency(
+    wh: Warehouse,
+) -> None:
+    with FakeLLMServer(delay=0.2, lifetime=30) as slow:
+        # two clients, as two cells of a flow build theirs; one batch from a plain thread, one from its own loop
+        first, second = (LLMClient(wh, _registry(slow, max_concurrency=2), policy=POLICY) for _ in range(2))
+        results = _side_by_side(
+            lambda: first.run_sync("fake", _prompts(*(f"left {i}" for i in range(6))), stage="t"),
+            lambda: asyncio.run(second.run("fake", _prompts(*(f"right {i}" for i in range(6))), stage="t")),
+        )
+        assert [r.status for batch in results for r in batch] == ["ok"] * 12
+        assert slow.max_in_flight == 2  # one limit of 2 for the model, not 2 per batch
+
+
+@pytest.mark.parametrize("limit", [{"rpm": 30}, {"tpm": 300}])
+def test_the_rate_limits_pace_every_batch_of_the_model_together(
+    server: FakeLLMServer, wh: Warehouse, limit: dict[str, int]
+) -> None:
+    # 30 requests a minute is a burst of 30, then one every 2 s; so is 300 tokens a minute for requests of
+    # 10 estimated tokens each ("question rNN" is ceil(12 / 4) = 3, plus max_tokens 7). Two batches of 16 and
+    # 15: the 31st request waits 2 s. Were the limits per batch, no request would wait.
+    client = LLMClient(wh, _registry(server, max_concurrency=4, **limit), policy=POLICY)  # the fake's backlog is short
+    _side_by_side(*(
+        lambda names=names: client.run_sync("fake", _prompts(*names, max_tokens=7), stage="t")
+        for names in ([f"r{i:02d}" for i in range(16)], [f"r{i:02d}" for i in range(16, 31)])
+    ))
+    arrivals = sorted(call.at - server.calls[0].at for call in server.calls)
+    assert len(arrivals) == 31
+    assert arrivals[29] < 1.5  # the burst was not held back
+    assert arrivals[30] >= 1.8
+
+
 def test_concurrency_never_exceeds_the_model_limit(wh: Warehouse) -> None:
     with FakeLLMServer(delay=0.1, lifetime=30) as slow:
         results = LLMClient(wh, _registry(slow, max_concurrency=3), policy=POLICY).run_sync(
             "fake", _prompts(*(f"n{i}" for i in range(9))), stage="t")
         assert [r.status for r in results] == ["ok"] * 9
         assert slow.max_in_flight == 3  # reached, and never more
+
+
+def test_the_answer_is_the_reply_past_an_echo_of_the_prompt_whether_called_or_cached(
+    server: FakeLLMServer, wh: Warehouse
+) -> None:
+    server.answer("Capital of Peru?", lambda prompt: f"You asked: {prompt}\n\nLima")
+    server.answer("Capital of Chile?", "The capital of Chile is Santiago.")
+    echoed = LLMRequest(messages=[{"role": "system", "content": "One word."}, {"role": "user", "content": "Capital of Peru?"}])
+    plain = LLMRequest(messages=[{"role": "user", "content": "Capital of Chile?"}])
+    client = LLMClient(wh, _registry(server, mode="chat"), policy=POLICY)
+    for expected_status in ("ok", "cached"):
+        first, second = client.run_sync("fake", [echoed, plain], stage="t")
+        assert (first.status, second.status) == (expected_status, expected_status)
+        assert first.response is not None and first.response.text == "You asked: One word.\nCapital of Peru?\n\nLima"
+        assert first.answer == "\n\nLima"
+        assert second.answer == "The capital of Chile is Santiago."  # it repeats a few words only: no echo
 
 
 def test_identical_requests_share_one_call(server: FakeLLMServer, wh: Warehouse) -> None:

@@ -156,6 +156,20 @@ def test_range_ending_inside_a_stream_is_truncated(dump: Multistream) -> None:
     assert f"bz2 stream at byte {dump.offsets[2]}" in str(caught.value)
 
 
+def test_a_file_cut_between_streams_is_truncated_at_its_end(dump: Multistream, tmp_path: Path) -> None:
+    # No decompressor notices a cut on a stream boundary; the missing </mediawiki> stream does.
+    cut = tmp_path / dump.path.name
+    cut.write_bytes(dump.path.read_bytes()[: dump.offsets[3]])
+    siteinfo = read_siteinfo(cut, dump.offsets[0])
+    rows = []
+    with pytest.raises(TruncatedInputError) as caught:
+        for row in iter_chunk_pages(cut, dump.offsets[0], dump.offsets[3], "el", siteinfo):
+            rows.append(row)
+    assert [row["page_id"] for row in rows] == [i for stream in dump.streams[:3] for _, i, ns in stream if ns == 0]
+    assert caught.value.reason == "input ends between pages, without the dump's closing </mediawiki>"
+    assert caught.value.position.startswith(f"bz2 stream at byte {dump.offsets[2]}, ")
+
+
 def test_issue_position_names_the_stream(tmp_path: Path) -> None:
     dump = build_multistream(tmp_path, page_specs(), missing_id=10 + 1)  # page 11 sits in the third page stream
     issues: list[dict[str, Any]] = []

@@ -2,8 +2,9 @@
 
 The model is named in the home's ``models.yaml`` exactly as a user would point
 babelbench at vLLM or Ollama, so these tests also show that an endpoint is a
-registry entry, not a code change.  The endpoint echoes its prompt (or says
-what a test scripts); the tests count the requests it received.
+registry entry, not a code change.  The endpoint answers like a chat model
+(tests/chat_replies.py), or says what a test scripts; the tests count the
+requests it received.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tasks.llm import Budget
 from tasks.qa.eclektic import context_of
 from tasks.qa.xrag_config import XragConfig
 from tasks.warehouse.db import Warehouse
+from tests import chat_replies
 from tests.fake_llm_server import FakeLLMServer, Fault
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
@@ -32,7 +34,8 @@ LANGS = ["en", "de", "fr", "ja", "zh"]
 
 @pytest.fixture
 def qa_home(sample_home: Path, server: FakeLLMServer) -> Path:
-    """The ingested sample with a registry naming the loopback endpoint ``fake``."""
+    """The ingested sample with a registry naming the loopback endpoint ``fake``, which answers like a chat model."""
+    chat_replies.install(server)
     entry = {"name": "fake", "backend": "openai", "model": "served-model", "base_url": server.base_url, "mode": "chat",
              "max_concurrency": 2, "timeout": 20}
     (sample_home / "models.yaml").write_text(yaml.safe_dump({"models": [entry]}))
@@ -92,6 +95,42 @@ def test_an_eclektic_build_stopped_by_its_budget_resumes_without_paying_twice(qa
     assert _statuses(third) == {"cached"}
 
 
+def test_a_prescreen_over_failed_generations_recomputes_once_they_are_regenerated(qa_home: Path,
+                                                                                  server: FakeLLMServer) -> None:
+    with Warehouse(qa_home) as wh:
+        articles = wh.query("SELECT lang, text FROM documents WHERE NOT is_redirect AND length(text) > 0")
+    for lang, text in articles:  # every generation's first call fails for good (a 400 is not retried)
+        server.script(context_of(text, lang, 10)[:40], Fault.with_status(400, "model unavailable"))
+    first = {r["stage"]: r for r in _eclektic(qa_home) if r["stage"] == "qa-prescreen"}
+    assert first["qa-prescreen"]["message"].startswith("0 items screened")
+    # the rerun retries the failed generations (the generate cells keep their fingerprints): the pre-screen
+    # read other rows this time, so it is no cache hit
+    second = {r["stage"]: r for r in _eclektic(qa_home) if r["stage"] == "qa-prescreen"}
+    assert second["qa-prescreen"]["status"] == "computed"
+    assert second["qa-prescreen"]["message"].startswith("4 items screened by rules and llm:fake")
+    with Warehouse(qa_home) as wh:
+        assert wh.scalar("SELECT count(*) FROM qa_items WHERE status = 'ok'") == 4
+        assert wh.scalar("SELECT count(DISTINCT item_id) FROM qa_reviews WHERE reviewer = 'llm:fake'") == 4
+
+
+def test_without_the_prescreen_the_rule_checks_still_run_and_flag(qa_home: Path, server: FakeLLMServer) -> None:
+    with Warehouse(qa_home) as wh:
+        articles = wh.query("SELECT lang, title, text FROM documents WHERE NOT is_redirect AND length(text) > 0")
+    for lang, title, text in articles:  # the English items give their answer (the title) away in the question
+        question = f"How long is {title}?" if lang == "en" else "Which place is it named after?"
+        server.script(context_of(text, lang, 10)[:40], Fault.text(f"Question: {question}\nAnswer: {title}"))
+    _eclektic(qa_home, prescreen=False)
+    assert len(server.calls) == 4  # the generations only: no model was asked to screen
+    with Warehouse(qa_home) as wh:
+        status = dict(wh.query("SELECT item_id, qc_status FROM qa_status WHERE benchmark = 'eclektic'"))
+        reviewers = {r for (r,) in wh.query("SELECT DISTINCT reviewer FROM qa_reviews")}
+    # one en, two de, one fr item (see the budget test); the rules ran and passed the others, and no model
+    # was asked, by the user's choice
+    assert sorted((item[:2], qc) for item, qc in status.items()) == [
+        ("de", "unreviewed"), ("de", "unreviewed"), ("en", "flagged"), ("fr", "unreviewed")]
+    assert reviewers == {"rule:answer_leak", "rule:context_reference"}
+
+
 def test_translation_keeps_failing_items_with_their_reason_and_instances_use_only_what_passed(
     qa_home: Path, server: FakeLLMServer, tmp_path: Path,
 ) -> None:
@@ -102,7 +141,7 @@ def test_translation_keeps_failing_items_with_their_reason_and_instances_use_onl
     assert len(items) == 4 and _statuses(list(items.values())) == {"ok"}
     assert all(r["question"] == questions[i] for i, r in items.items())
 
-    # the echo of an English prompt is English: every translation into German fails the language check
+    # the translator copies the text instead of translating it: every translation into German fails the language check
     rows = translate_flow(TranslateParams(benchmark="eclektic", to=["de"], translator="fake", qc_policy="human",
                                           home=str(qa_home)))
     assert _statuses(rows) == {"computed"}
@@ -137,21 +176,20 @@ def test_an_xrag_build_records_pairs_steps_and_items_and_a_rerun_is_free(qa_home
                            xrag=XragConfig(max_pairs=1, question_types=("comparison",), questions_per_type=1))
     rows = qa_build_flow(params)
     assert {r["stage"]: r["status"] for r in rows} == {"xrag-pairs": "computed", "xrag-related": "computed",
-                                                       "xrag-questions": "computed"}
+                                                       "xrag-questions": "computed", "qa-prescreen": "computed"}
     with Warehouse(qa_home) as wh:
         pairs = wh.query_dicts("SELECT pair_id, lang_a, lang_b, status FROM related_pairs WHERE status <> 'filtered'")
         items = wh.query_dicts("SELECT item_id, lang, qtype, status FROM qa_items WHERE recipe = 'xrag'")
         steps = Counter(s for (s,) in wh.query("SELECT step FROM qa_steps"))
-    # max_pairs 1: one en–en pair and one en–de pair; the echo repeats the check's example verdict (yes)
+    # max_pairs 1: one en–en pair and one en–de pair; the model says both are related
     assert sorted((p["lang_a"], p["lang_b"]) for p in pairs) == [("en", "de"), ("en", "en")]
     assert {p["status"] for p in pairs} == {"related"}
     assert sorted(i["item_id"] for i in items) == sorted(f"{p['pair_id']}:comparison:1" for p in pairs)
     assert {(i["lang"], i["qtype"], i["status"]) for i in items} == {("en", "comparison", "ok")}
     assert steps["question"] == 2 and steps["answer"] == 2 and steps["summary"] == steps["simple_qa"] == 4
     calls = len(server.calls)
-    # checks, summaries, simple QA, questions, answers: every summary is the echoed example summary, so the
-    # four simple-QA prompts are one request, sent once
-    assert calls == 2 + 4 + 1 + 2 + 2 and len(set(_bodies(server))) == calls
+    # checks, then per article a summary and its simple QA, then per pair one question and its answer
+    assert calls == 2 + 4 + 4 + 2 + 2 and len(set(_bodies(server))) == calls
 
     assert _statuses(qa_build_flow(params)) == {"cached"} and len(server.calls) == calls
 

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import math
 
+import numpy as np
 import pytest
 
 from tasks.metrics.bootstrap import bootstrap_ci
-from tasks.metrics.ranking import METRICS, evaluate_run, mrr_of_label, ndcg_at_k, ndcg_without_label, recall_at_k
+from tasks.metrics.ranking import (
+    METRICS,
+    evaluate_run,
+    id_type_mismatch,
+    mrr_of_label,
+    ndcg_at_k,
+    ndcg_without_label,
+    queries_without_relevant_hits,
+    recall_at_k,
+)
 
 LOG2_3 = math.log2(3)  # 1.5849625...
 
@@ -97,6 +108,38 @@ def test_evaluate_run_counts_unjudged_documents_as_zero() -> None:
 def test_evaluate_run_rejects_a_document_ranked_twice() -> None:
     with pytest.raises(ValueError, match="q1"):
         evaluate_run({"q1": ["d1", "d1"]}, QRELS)
+
+
+def test_a_run_with_ids_of_another_type_gets_the_id_type_hint(caplog: pytest.LogCaptureFixture) -> None:
+    # Qrels from the warehouse (int page ids), the run read back from an export (the same ids as strings).
+    with caplog.at_level(logging.WARNING, logger="tasks.metrics.ranking"):
+        scores = evaluate_run({1: ["640", "1830"]}, {1: {640: 6, 1830: 5}})
+    assert scores["ndcg@10"][1] == 0.0
+    (record,) = caplog.records
+    assert "doc ids of the run: digit string; of the qrels: integer" in record.getMessage()
+    assert "same doc id type" in record.getMessage()
+
+
+def test_a_run_of_the_right_id_type_that_finds_nothing_judged_gets_no_hint(caplog: pytest.LogCaptureFixture) -> None:
+    # A ja title against de articles: BM25 returns de page ids, none of them judged. A result, not a type problem.
+    with caplog.at_level(logging.WARNING, logger="tasks.metrics.ranking"):
+        scores = evaluate_run({1: [77, 78]}, {1: {640: 6, 1830: 5}})
+    assert scores["ndcg@10"][1] == 0.0
+    assert caplog.records == []
+
+
+def test_id_type_mismatch_compares_the_forms_of_the_ids() -> None:
+    assert id_type_mismatch({"q": ["doc-7"]}, {"q": {"640": 6}}) is not None  # no digit string can equal "doc-7"
+    assert id_type_mismatch({"q": [np.int64(640)]}, {"q": {640: 6}}) is None  # numpy and Python ints compare equal
+    assert id_type_mismatch({"q": ["640", "doc-7"]}, {"q": {"641": 6}}) is None  # one form in common
+    assert id_type_mismatch({"q": []}, {"q": {640: 6}}) is None  # retrieving nothing is not a type problem
+
+
+def test_queries_without_relevant_hits_ignore_label_zero_and_count_queries_missing_from_the_run() -> None:
+    qrels = {"q1": {"d1": 6, "pad": 0}, "q2": {"x": 6}, "q3": {"y": 2}}
+    run = {"q1": ["pad", "z"], "q2": ["w", "x"]}
+    # q1 retrieved only its label-0 padding document; q2 found x at rank 2; q3 is not in the run.
+    assert queries_without_relevant_hits(run, qrels) == ["q1", "q3"]
 
 
 def test_bootstrap_interval_of_a_mean_matches_the_normal_approximation() -> None:

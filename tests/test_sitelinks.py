@@ -97,6 +97,24 @@ def test_page_props_rejects_another_table(tmp_path: Path) -> None:
         list(iter_page_props_sitelinks(path, "en"))
 
 
+def test_page_props_file_without_a_page_props_statement_is_not_a_page_props_dump(tmp_path: Path) -> None:
+    path = tmp_path / "enwiki-20240501-page_props.sql.gz"
+    path.write_bytes(gzip.compress(b"<html><body>Not Found</body></html>\n", mtime=0))
+
+    with pytest.raises(InputFormatError) as caught:
+        list(iter_page_props_sitelinks(path, "en"))
+
+    assert (caught.value.position, caught.value.reason) == (
+        "line 1 (the end)", "not a page_props SQL dump: no CREATE TABLE or INSERT INTO `page_props`")
+
+
+def test_page_props_table_without_rows_is_an_empty_page_props_dump(tmp_path: Path) -> None:
+    path = tmp_path / "enwiki-20240501-page_props.sql.gz"
+    path.write_bytes(gzip.compress((SQL_HEAD + SQL_TAIL).encode(), mtime=0))
+
+    assert list(iter_page_props_sitelinks(path, "en")) == []
+
+
 ENTITIES = [
     "[",
     '{"type":"item","id":"Q1","labels":{"en":{"language":"en","value":"universe"}},"claims":{},'
@@ -159,3 +177,15 @@ def test_wikidata_plain_file_without_closing_bracket_is_truncated(tmp_path: Path
 
     assert caught.value.position == "line 2"
     assert caught.value.last_item == "Q1"
+
+
+def test_wikidata_file_that_does_not_open_the_entity_array_is_not_a_wikidata_dump(tmp_path: Path) -> None:
+    path = tmp_path / "latest-all.json.bz2"
+    path.write_bytes(bz2.compress(("\n".join(ENTITIES[1:]) + "\n").encode("utf-8")))  # the entities without their "["
+
+    with pytest.raises(InputFormatError) as caught:
+        list(iter_wikidata_sitelinks(path, WIKIS))
+
+    assert not isinstance(caught.value, TruncatedInputError)
+    assert (caught.value.position, caught.value.reason) == (
+        "line 1", f"not a Wikidata entity dump: it does not open with a [ line ({ENTITIES[1][:60]!r})")

@@ -126,7 +126,7 @@ def test_suffix_that_contradicts_the_content_is_an_input_error(tmp_path: Path) -
     path.write_text(dump_xml(BASIC_PAGES), encoding="utf-8")
     with pytest.raises(InputFormatError, match="lies.xml.bz2") as caught:
         list(iter_xml_pages(path, "uk"))
-    assert "bz2" in caught.value.reason
+    assert caught.value.reason == "not a bz2 file: the suffix says bz2 but the content starts like plain"
 
 
 def test_corrupt_archive_is_an_input_error_naming_the_file(tmp_path: Path) -> None:
@@ -139,6 +139,30 @@ def test_corrupt_archive_is_an_input_error_naming_the_file(tmp_path: Path) -> No
         list(iter_xml_pages(path, "uk"))
     assert not isinstance(caught.value, TruncatedInputError)
     assert "corrupt compressed data" in caught.value.reason
+
+
+def test_xml_that_is_not_a_mediawiki_export_is_an_input_error(tmp_path: Path) -> None:
+    path = write(tmp_path / "dump.xml.gz", '<?xml version="1.0"?>\n<rss version="2.0"><channel><title>News</title></channel></rss>\n')
+    expected = (str(path), "line 2, column 0 (decompressed byte 22)", "not a MediaWiki XML dump: the root element is <rss>, not <mediawiki>")
+    with pytest.raises(InputFormatError) as pages:
+        list(iter_xml_pages(path, "uk"))
+    with pytest.raises(InputFormatError) as siteinfo:
+        read_xml_siteinfo(path)
+    assert (pages.value.source, pages.value.position, pages.value.reason) == expected
+    assert (siteinfo.value.source, siteinfo.value.position, siteinfo.value.reason) == expected
+
+
+@pytest.mark.parametrize(("name", "content", "position", "reason"), [
+    ("empty.xml", b"", "byte 0", "the file is empty"),
+    ("empty.xml.gz", gzip.compress(b"", mtime=0), "decompressed byte 0", "the archive decompresses to nothing"),
+])
+def test_an_empty_file_is_an_input_error(tmp_path: Path, name: str, content: bytes, position: str, reason: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(InputFormatError) as caught:
+        list(iter_xml_pages(path, "uk"))
+    assert (caught.value.position, caught.value.reason) == (position, reason)
+    assert not isinstance(caught.value, TruncatedInputError)
 
 
 def test_siteinfo_is_read_with_localised_namespaces(tmp_path: Path) -> None:

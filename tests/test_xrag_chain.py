@@ -1,15 +1,16 @@
 """The XRAG question chain: reading its replies, and the four steps end to end against the loopback fake endpoint.
 
-The fake server's scripted replies only inject faults (an unusable summary, 500s, a refused request, a budget
-stop); everything else is its echo, which proves nothing about question quality but lets every item be followed
-through the chain to its recorded status.
+The fake endpoint answers every step as a chat model would (tests/chat_replies.py: a preamble, markdown, the
+answer made from the prompt's own instance); scripted replies inject faults (an unusable summary, 500s, a refused
+request, a budget stop) or a model that repeats its prompts first.  The content proves nothing about question
+quality but lets every item be followed through the chain to its recorded status.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ from tasks.qa.xrag_config import QUESTION_TYPES, XragConfig
 from tasks.qa.xrag_pairs import check_related, find_pairs
 from tasks.qa.xrag_questions import TypedQuestion, parse_summary, parse_typed_questions
 from tasks.warehouse.db import Warehouse
+from tests import chat_replies
+from tests.chat_replies import NEEDLES, echoing
 from tests.fake_llm_server import FakeLLMServer, Fault, fake_client, prompt_of
 
 # --- reading the replies -------------------------------------------------------------------------------------------
@@ -113,8 +116,14 @@ def wh(sample_home: Path) -> Iterator[Warehouse]:
         yield warehouse
 
 
+def _chat_client(wh: Warehouse, server: FakeLLMServer) -> LLMClient:
+    """A client of the fake endpoint answering like a chat model."""
+    chat_replies.install(server)
+    return fake_client(wh, server)
+
+
 def _related_pairs(wh: Warehouse, client: LLMClient) -> list[dict]:
-    """Pairs found and checked (the echo's reply repeats the check's worked example: yes)."""
+    """Pairs found and checked (the chat model says every pair is related)."""
     find_pairs(wh, "x", LANGS, CONFIG, "fp-pairs")
     check_related(wh, client, "x", "fake", CONFIG, "fp-check")
     pairs = wh.query_dicts(
@@ -139,44 +148,78 @@ def _items(wh: Warehouse) -> dict[str, dict]:
     return {r["item_id"]: r for r in wh.query_dicts("SELECT * FROM qa_items WHERE benchmark = 'x' AND recipe = 'xrag'")}
 
 
-def _slots(pairs: list[dict]) -> set[str]:
-    return {f"{p['pair_id']}:{qtype}:1" for p in pairs for qtype in QUESTION_TYPES}
+def _slots(pairs: list[dict], *, unasked: Collection[str] = ()) -> set[str]:
+    """Every question slot: the two questions the chat model writes per pair and type, or one slot per type for
+    the pairs in ``unasked``, whose questions were never asked (an earlier step failed or the budget ran out)."""
+    return {f"{p['pair_id']}:{qtype}:{n}" for p in pairs for qtype in QUESTION_TYPES
+            for n in ((1,) if p["pair_id"] in unasked else (1, 2))}
 
 
-def test_with_echo_replies_every_slot_is_recorded_through_all_four_steps(wh: Warehouse, server: FakeLLMServer) -> None:
-    client = fake_client(wh, server)
+def _with(pairs: list[dict], lang: str, page_id: int) -> set[str]:
+    """The ids of the pairs that include the article."""
+    return {p["pair_id"] for p in pairs if (lang, page_id) in {(p["lang_a"], p["page_a"]), (p["lang_b"], p["page_b"])}}
+
+
+def test_with_chat_replies_every_slot_is_recorded_through_all_four_steps(wh: Warehouse, server: FakeLLMServer) -> None:
+    client = _chat_client(wh, server)
     pairs = _related_pairs(wh, client)
     output = generate_questions(wh, client, "x", "fake", CONFIG, "fp-q")
     items = _items(wh)
-    # the echo holds each question prompt's one worked example, so every slot gets exactly one question
-    assert set(items) == _slots(pairs) and output.rows == 16
+    assert set(items) == _slots(pairs) and output.rows == 32
     assert {i["status"] for i in items.values()} == {"ok"}
     for pair in pairs:
-        item = items[f"{pair['pair_id']}:comparison:1"]
-        assert (item["lang"], item["qtype"], item["generator"], item["fingerprint"]) == ("en", "comparison", "fake", "fp-q")
-        assert json.loads(item["documents"]) == [
-            {"lang": pair["lang_a"], "page_id": pair["page_a"], "title": pair["title_a"]},
-            {"lang": pair["lang_b"], "page_id": pair["page_b"], "title": pair["title_b"]}]
-        used = json.loads(item["used_pairs"])
-        # the comparison example names A2 and B1: the second fact of A and the first of B
-        assert [(u["ref"], u["lang"], u["page_id"]) for u in used] == [
-            ("A2", pair["lang_a"], pair["page_a"]), ("B1", pair["lang_b"], pair["page_b"])]
-        assert item["question"] and item["answer"] and item["request_hash"]
+        for n in (1, 2):
+            item = items[f"{pair['pair_id']}:comparison:{n}"]
+            assert (item["lang"], item["qtype"], item["generator"], item["fingerprint"]) == (
+                "en", "comparison", "fake", "fp-q")
+            assert item["question"] == (
+                f"What links fact {n} of {pair['title_a']} to fact {n} of {pair['title_b']} (comparison)?")
+            assert json.loads(item["documents"]) == [
+                {"lang": pair["lang_a"], "page_id": pair["page_a"], "title": pair["title_a"]},
+                {"lang": pair["lang_b"], "page_id": pair["page_b"], "title": pair["title_b"]}]
+            used = json.loads(item["used_pairs"])
+            # the model's "Uses: An, Bn" line: the n-th fact of A and the n-th of B
+            assert [(u["ref"], u["lang"], u["page_id"]) for u in used] == [
+                (f"A{n}", pair["lang_a"], pair["page_a"]), (f"B{n}", pair["lang_b"], pair["page_b"])]
+            assert item["answer"] == "; ".join(u["answer"] for u in used)  # the facts' answers, as the model wrote
+            assert item["request_hash"]
     steps = Counter(step for (step,) in wh.query("SELECT step FROM qa_steps WHERE benchmark = 'x' AND status = 'ok'"))
     articles = len(_articles(pairs))
-    assert steps == {"summary": articles, "simple_qa": articles, "question": 16, "answer": 16}
+    assert steps == {"summary": articles, "simple_qa": articles, "question": 16, "answer": 32}
     keys = {key for (key,) in wh.query("SELECT step_key FROM qa_steps WHERE step = 'summary'")}
     assert keys == {f"{lang}:{page_id}" for lang, page_id, _ in _articles(pairs)}
 
 
+def test_a_model_repeating_its_prompts_first_still_gets_its_own_outputs_recorded(
+    wh: Warehouse, server: FakeLLMServer
+) -> None:
+    client = _chat_client(wh, server)
+    for template, reply, rewrap in (("xrag_related", chat_replies.related(), False),
+                                    ("xrag_summary", chat_replies.summary, False),
+                                    ("xrag_simple_qa", chat_replies.simple_qa, True),
+                                    ("xrag_q", chat_replies.typed_questions, True),
+                                    ("xrag_answer", chat_replies.answer, False)):
+        server.answer(NEEDLES[template], echoing(reply, rewrap=rewrap))
+    pairs = _related_pairs(wh, client)
+    generate_questions(wh, client, "x", "fake", CONFIG, "fp-q")
+    items = _items(wh)
+    assert set(items) == _slots(pairs) and {i["status"] for i in items.values()} == {"ok"}
+    # the worked examples are about the Lorne Viaduct, the Pellow Tunnel and Ada Quill; the sample never names them
+    outputs = [parsed for (parsed,) in wh.query("SELECT parsed FROM qa_steps WHERE benchmark = 'x'")]
+    assert len(outputs) == 2 * len(_articles(pairs)) + 16 + 32
+    assert not [parsed for parsed in outputs if any(name in parsed for name in ("Lorne", "Pellow", "Ada Quill"))]
+    item = items[f"{pairs[0]['pair_id']}:set:2"]
+    assert item["question"] == f"What links fact 2 of {pairs[0]['title_a']} to fact 2 of {pairs[0]['title_b']} (set)?"
+
+
 def test_an_unusable_summary_fails_every_item_of_its_pairs_with_that_reason(wh: Warehouse, server: FakeLLMServer) -> None:
-    client = fake_client(wh, server)
+    client = _chat_client(wh, server)
     pairs = _related_pairs(wh, client)
     lang, page_id, title = pairs[0]["lang_a"], pairs[0]["page_a"], pairs[0]["title_a"]
     server.script(_summary_needle(lang, title), Fault.text("Sorry, I will not summarise this."))
     generate_questions(wh, client, "x", "fake", CONFIG, "fp-q")
     items = _items(wh)
-    assert set(items) == _slots(pairs)
+    assert set(items) == _slots(pairs, unasked=_with(pairs, lang, page_id))
     reason = f"summary {lang}:{page_id}: no <summary> in the reply"
     for pair in pairs:
         touched = (lang, page_id) in {(pair["lang_a"], pair["page_a"]), (pair["lang_b"], pair["page_b"])}
@@ -190,7 +233,7 @@ def test_an_unusable_summary_fails_every_item_of_its_pairs_with_that_reason(wh: 
 
 
 def test_500s_are_retried_and_a_refused_call_fails_its_items(wh: Warehouse, server: FakeLLMServer) -> None:
-    client = fake_client(wh, server)
+    client = _chat_client(wh, server)
     pairs = _related_pairs(wh, client)
     articles = sorted(_articles(pairs))
     flaky, refused = articles[0], articles[-1]
@@ -200,7 +243,7 @@ def test_500s_are_retried_and_a_refused_call_fails_its_items(wh: Warehouse, serv
     assert len(server.calls_about(_summary_needle(flaky[0], flaky[2]))) == 3
     assert len(server.calls_about(_summary_needle(refused[0], refused[2]))) == 1  # permanent: not retried
     items = _items(wh)
-    assert set(items) == _slots(pairs)
+    assert set(items) == _slots(pairs, unasked=_with(pairs, refused[0], refused[1]))
     for pair in pairs:
         members = {(pair["lang_a"], pair["page_a"]), (pair["lang_b"], pair["page_b"])}
         for qtype in QUESTION_TYPES:
@@ -216,17 +259,17 @@ def test_500s_are_retried_and_a_refused_call_fails_its_items(wh: Warehouse, serv
 def test_a_budget_stop_leaves_later_steps_skipped_and_a_rerun_completes_without_repeating_calls(
     wh: Warehouse, server: FakeLLMServer
 ) -> None:
-    client = fake_client(wh, server)
+    client = _chat_client(wh, server)
     pairs = _related_pairs(wh, client)
     checks = len(server.calls)
-    summaries = len(_articles(pairs))
-    # the echo gives every article the same summary, so the simple-QA step is one distinct call
-    generate_questions(wh, client, "x", "fake", CONFIG, "fp-1", budget=Budget(max_calls=summaries + 1 + 5))
+    articles = len(_articles(pairs))
+    # a summary and a simple-QA call per article, then five question calls of two questions each
+    generate_questions(wh, client, "x", "fake", CONFIG, "fp-1", budget=Budget(max_calls=2 * articles + 5))
     first = _items(wh)
-    assert set(first) == _slots(pairs)
+    assert set(first) <= _slots(pairs) and len(first) == 5 * 2 + (16 - 5)  # the unasked slots: one per pair and type
     assert {i["status"] for i in first.values()} == {"skipped_budget"}
     asked = [i for i in first.values() if i["question"] is not None]
-    assert len(asked) == 5  # five question calls made; their answers were not reached
+    assert len(asked) == 10  # the five question calls' questions; their answers were not reached
     assert all(i["reason"].startswith("answer ") for i in asked)
     assert all(i["reason"].startswith("question ") for i in first.values() if i["question"] is None)
     answers = wh.query("SELECT DISTINCT status FROM qa_steps WHERE step = 'answer'")
@@ -237,7 +280,7 @@ def test_a_budget_stop_leaves_later_steps_skipped_and_a_rerun_completes_without_
     assert set(second) == _slots(pairs) and {i["status"] for i in second.values()} == {"ok"}
     prompts = Counter(prompt_of(call.body) for call in server.calls[checks:])
     assert max(prompts.values()) == 1  # nothing paid twice
-    assert len(prompts) == summaries + 1 + 16 + 16
+    assert len(prompts) == 2 * articles + 16 + 32
 
 
 def test_unchecked_pairs_are_refused_with_what_to_run(wh: Warehouse, server: FakeLLMServer) -> None:

@@ -13,6 +13,8 @@ from tasks.llm import Budget
 from tasks.qa.xrag_config import XragConfig
 from tasks.qa.xrag_pairs import Article, candidate_pairs, check_related, find_pairs, parse_related
 from tasks.warehouse.db import Warehouse
+from tests import chat_replies
+from tests.chat_replies import echoing
 from tests.fake_llm_server import FakeLLMServer, Fault, fake_client
 from tests.tiny_models import build_bi_encoder
 from tests.warehouse_docs import add_document
@@ -220,8 +222,11 @@ def test_the_check_sets_each_pairs_status_and_leaves_filtered_pairs_alone(sample
         before = _pairs(wh, "b")
         asked = sorted((p for p in before.values() if p["status"] == "candidate"), key=lambda p: p["pair_id"])
         assert len(asked) == 5
-        no, garbled, refused = asked[0], asked[1], asked[2]
+        no, garbled, refused, echoed_no = asked[0], asked[1], asked[2], asked[3]
+        chat_replies.install(server)  # a chat model's reasoning and tagged "yes", unless scripted otherwise
         server.script(_needle(wh, no, config), Fault.text("<related>no</related>"))
+        # a model that repeats the prompt, whose worked example says yes, and then says no
+        server.answer(_needle(wh, echoed_no, config), echoing(chat_replies.related("no")))
         server.script(_needle(wh, garbled, config), Fault.text("I am not sure."))
         server.script(_needle(wh, refused, config), Fault.with_status(400, "prompt rejected"))
         output = check_related(wh, fake_client(wh, server), "b", "fake", config, "fp-check")
@@ -232,11 +237,11 @@ def test_the_check_sets_each_pairs_status_and_leaves_filtered_pairs_alone(sample
         return after[pair["pair_id"]]["status"], after[pair["pair_id"]]["reason"]
 
     assert verdict(no) == ("unrelated", "the check judged them unrelated")
+    assert verdict(echoed_no) == ("unrelated", "the check judged them unrelated")
     assert verdict(garbled) == ("parse_failed", "no <related> in the reply")
     assert after[refused["pair_id"]]["status"] == "call_failed"
     assert "prompt rejected" in after[refused["pair_id"]]["reason"]
-    # the unscripted (echo) replies repeat the prompt, whose worked example answers yes
-    assert {after[p["pair_id"]]["status"] for p in asked[3:]} == {"related"}
+    assert verdict(asked[4]) == ("related", None)
     for pair in before.values():
         if pair["status"] == "filtered":
             assert (after[pair["pair_id"]]["status"], after[pair["pair_id"]]["reason"]) == ("filtered", pair["reason"])
@@ -247,6 +252,7 @@ def test_a_budget_stop_leaves_the_rest_skipped_and_a_rerun_resumes(sample_home: 
     config = XragConfig(pair_kinds=("monolingual",), max_pairs=4)
     with Warehouse(sample_home) as wh:
         find_pairs(wh, "b", ["en"], config, "fp-pairs")
+        chat_replies.install(server)
         client = fake_client(wh, server)
         check_related(wh, client, "b", "fake", config, "fp-1", budget=Budget(max_calls=2))
         first = [p["status"] for p in sorted(_pairs(wh, "b").values(), key=lambda p: p["pair_id"])

@@ -4,7 +4,8 @@ The rules already reject documents that contain the normalised gold answer;
 a model also catches answers written another way (a paraphrase, a unit
 conversion, a translation). A verdict that cannot be had — the call failed,
 the budget stopped it, the reply did not parse — is ``None``: the candidate
-is kept and marked unverified, so a rerun can ask again.
+is marked unverified and not used unless the user says so
+(``use_unverified_distractors``), and a rerun asks again.
 """
 
 from __future__ import annotations

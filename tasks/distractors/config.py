@@ -54,6 +54,12 @@ class DistractorConfig(BaseModel):
                     "question (catches answers the string rule misses: paraphrases, other units or scripts). "
                     "None: the rules alone decide.",
     )
+    use_unverified_distractors: bool = Field(
+        False,
+        description="Use a candidate the answer check could not judge (its call failed, was skipped by the budget or "
+                    "its reply was unreadable). Off: such a candidate may answer the question, so the next one is "
+                    "tried instead, and a rerun asks again.",
+    )
     check_chars: int = Field(1500, ge=100, description="Characters of a candidate shown to the answer check.")
     check_max_tokens: int = Field(8, ge=2, description="Tokens for one answer-check verdict.")
     temporal_gap_days: int | None = Field(

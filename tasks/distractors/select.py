@@ -36,7 +36,8 @@ AnswerCheck = Callable[[list[tuple[str, str]]], list[bool | None]]
 """(question, document text) pairs → per pair: True it answers the question, False it does not, None undecided."""
 
 ANSWERS_QUESTION = "answers_question: the answer check says this document answers the question"
-UNDECIDED = "unverified: the answer check could not decide; kept"
+UNDECIDED = "unverified: the answer check could not decide; kept (use_unverified_distractors)"
+UNDECIDED_OUT = "unverified: the answer check could not decide; not used (set use_unverified_distractors to keep it)"
 
 
 @dataclass
@@ -100,7 +101,7 @@ def select_distractors(
                 doc = docs[candidate.page_id]
                 reason = rules.rejection(doc, forms)
                 rows.append(_Row(query, lang, doc, candidate, "pending" if reason is None else "rejected", reason))
-    _settle(rows, config.per_lang, answer_check)
+    _settle(rows, config.per_lang, answer_check, use_unverified=config.use_unverified_distractors)
     with wh.transaction() as cur:
         cur.execute("DELETE FROM distractors WHERE benchmark = ?", [benchmark])
         if rows:
@@ -152,8 +153,12 @@ def _candidate_documents(wh: Warehouse, lang: str, fused: list[list[Candidate]],
     return docs
 
 
-def _settle(rows: list[_Row], per_lang: int, answer_check: AnswerCheck | None) -> None:
-    """Keep the best ``per_lang`` candidates the rules (and the answer check) let through; the rest are surplus."""
+def _settle(rows: list[_Row], per_lang: int, answer_check: AnswerCheck | None, *, use_unverified: bool) -> None:
+    """Keep the best ``per_lang`` candidates the rules (and the answer check) let through; the rest are surplus.
+
+    A candidate the check could not judge may answer the question, so it is not used (the next one is
+    tried in its place) unless ``use_unverified``.
+    """
     queues: dict[tuple[str, str], deque[_Row]] = defaultdict(deque)
     for row in rows:  # rows are in rank order within each (item, language)
         if row.status == "pending":
@@ -164,6 +169,8 @@ def _settle(rows: list[_Row], per_lang: int, answer_check: AnswerCheck | None) -
         for row, verdict in zip(batch, verdicts, strict=True):
             if verdict:
                 row.status, row.reason = "rejected", ANSWERS_QUESTION
+            elif verdict is None and not use_unverified:
+                row.status, row.reason = "rejected", UNDECIDED_OUT
             else:
                 row.status, row.reason = "kept", UNDECIDED if verdict is None else None
                 kept[row.cell] += 1

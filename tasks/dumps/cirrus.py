@@ -22,13 +22,15 @@ from typing import Any
 import orjson
 
 from tasks.dumps.lines import IssueSink, issue_reporter, iter_lines
-from tasks.errors import TruncatedInputError
+from tasks.errors import InputFormatError, TruncatedInputError
 from tasks.text.languages import rule_for
 from tasks.text.wikitext import name_key
 
 logger = logging.getLogger(__name__)
 
 MAIN_NAMESPACE = 0
+
+
 class _BadDocument(ValueError):
     """A decoded document that cannot become a row; the message is the issue's reason."""
 
@@ -79,6 +81,10 @@ def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None =
     its action line is reported through ``on_issue`` and skipped. A file that
     ends inside a line (a cut download) yields every complete document, then
     raises ``TruncatedInputError`` naming the line and the last title read.
+
+    Lines are independent only inside a bulk file: when the first line is not an
+    action line, the file is something else (an XML dump, an HTML error page),
+    and ``InputFormatError`` says so at once instead of reporting every line.
     """
     source, file_name = str(path), path.name
     report = issue_reporter(source, on_issue)
@@ -87,10 +93,14 @@ def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None =
     last_title: str | None = None
     cut_line: int | None = None
     skipped_namespaces: Counter[Any] = Counter()
+    first = True
     try:
         for number, data, complete in iter_lines(path):
             if not data.strip():
                 continue
+            if first and complete:
+                _require_action_line(source, number, data)
+            first = False
             try:
                 record = orjson.loads(data)
             except orjson.JSONDecodeError as exc:
@@ -135,3 +145,15 @@ def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None =
         raise TruncatedInputError(source, f"line {cut_line}", "the file ends inside a line", last_title)
     if action is not None:
         report(f"line {action[0]}", str(action[1]), "action line without its document at the end of the file")
+
+
+def _require_action_line(source: str, number: int, data: bytes) -> None:
+    """A bulk file starts with an action line; anything else there means another kind of file."""
+    try:
+        record = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        record = None
+    if not (isinstance(record, dict) and "index" in record):
+        found = data[:60].decode("utf-8", errors="replace")
+        raise InputFormatError(
+            source, f"line {number}", f'not a CirrusSearch bulk dump: the first line is not an {{"index": …}} action line ({found!r})')

@@ -34,11 +34,13 @@ def detect_compression(path: Path) -> Compression:
     """The compression of ``path`` from its magic bytes, checked against its suffix."""
     with open(path, "rb") as raw:
         head = raw.read(6)
+    if not head:  # a download killed before its first byte, or a placeholder: no format can read it
+        raise InputFormatError(str(path), "byte 0", "the file is empty")
     found: Compression = next((name for name, magic in _MAGIC.items() if head.startswith(magic)), "plain")
     claimed = _SUFFIXES.get(path.suffix.lower())
     if claimed is not None and claimed != found:
-        reason = "file is empty" if not head else f"suffix says {claimed} but the content starts like {found}"
-        raise InputFormatError(str(path), "byte 0", reason)
+        raise InputFormatError(str(path), "byte 0",
+                               f"not a {claimed} file: the suffix says {claimed} but the content starts like {found}")
     return found
 
 
@@ -55,7 +57,10 @@ def iter_decompressed_blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterat
 
     A truncated archive raises ``TruncatedInputError`` and a corrupt one
     ``InputFormatError``, both naming the file and the decompressed byte offset
-    reached, so callers keep what they parsed from the blocks already yielded.
+    reached, so callers can keep what they parsed from the blocks already
+    yielded before a cut (a corrupt archive's earlier blocks are not to be
+    trusted: gzip checks its CRC only at the end of a member). An archive that
+    decompresses to nothing is an ``InputFormatError`` too: no dump is empty.
     """
     offset = 0
     with open_decompressed(path) as stream:
@@ -69,6 +74,8 @@ def iter_decompressed_blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterat
             except (OSError, lzma.LZMAError, zlib.error) as exc:
                 raise InputFormatError(str(path), f"decompressed byte {offset}", f"corrupt compressed data ({exc})") from exc
             if not block:
+                if offset == 0:
+                    raise InputFormatError(str(path), "decompressed byte 0", "the archive decompresses to nothing")
                 return
             offset += len(block)
             yield block

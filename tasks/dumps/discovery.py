@@ -185,14 +185,17 @@ def _latest(mirror: _Mirror, dates_url: str, probe: Callable[[str], DumpListing]
     dates = sorted((name for name in names if _DATE.match(name)), reverse=True)
     if not dates:
         raise PermanentDownloadError(f"{dates_url}: lists no dump dates (YYYYMMDD directories); check the wiki name and base URL")
+    reasons = []
     for date in dates:
         try:
             return probe(date)
         except _NotReady as reason:
             log.info("%s: skipping %s: %s", what, date, reason)
+            reasons.append(f"{date}: {reason}")
+    # The newest date's reason says whether the dump is still running or was never there (a wiki the mirror lacks).
     raise PermanentDownloadError(
-        f"{dates_url}: no complete {what} among {len(dates)} date(s) ({dates[-1]} to {dates[0]}); "
-        "wait for the running dump to finish or use another mirror"
+        f"{dates_url}: no complete {what} among {len(dates)} date(s) ({dates[-1]} to {dates[0]}; newest {reasons[0]}); "
+        "check the wiki name, wait for a running dump to finish, or use another mirror"
     )
 
 

@@ -31,6 +31,7 @@ from tasks.warehouse.lake import LAKE_TABLES, Shard, ShardWriter, cell_dir
 log = logging.getLogger(__name__)
 
 SitelinkMethod = Literal["cirrus", "page_props", "wikidata", "none"]
+TRUNCATED = "truncated: "  # how a cut input's issue reason starts, so the stage message can pick the cuts out
 CHUNK_BYTES = 64 << 20  # multistream bytes per parse unit: a few units per worker on real dumps
 
 
@@ -83,15 +84,52 @@ class ParseUnit:
     siteinfo: SiteInfo | None = None
 
 
+@dataclass(frozen=True)
+class InputBreak:
+    """Where and why an input stopped being readable, as plain data.
+
+    Parse units run on Dask workers and their results travel back pickled; the
+    input errors cannot make that trip (their constructors take more than the
+    message), so a unit reports its break in this form and the flow process
+    turns it back into the error or the issue with :meth:`error` / :meth:`issue`.
+    """
+
+    source: str
+    position: str | None
+    reason: str
+    truncated: bool
+    last_item: str | None = None
+
+    @classmethod
+    def of(cls, exc: InputFormatError) -> InputBreak:
+        if isinstance(exc, TruncatedInputError):
+            return cls(exc.source, exc.position, exc.reason, True, exc.last_item)
+        return cls(exc.source, exc.position, exc.reason, False)
+
+    def error(self) -> InputFormatError:
+        if self.truncated:
+            return TruncatedInputError(self.source, self.position, self.reason, self.last_item)
+        return InputFormatError(self.source, self.position, self.reason)
+
+    def issue(self) -> dict[str, Any]:
+        """The ``ingest_issues`` row of a cut input."""
+        return {"source": self.source, "position": self.position, "item": self.last_item, "reason": TRUNCATED + self.reason}
+
+
 @dataclass
 class UnitResult:
     shards: list[Shard]
     rows: int
     issues: list[dict[str, Any]] = field(default_factory=list)
+    stopped: InputBreak | None = None
 
 
 def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int | None = None) -> list[ParseUnit]:
-    """Split one language's documents input into parse units (multistream: ~``CHUNK_BYTES`` each)."""
+    """Split one language's documents input into parse units (multistream: ~``CHUNK_BYTES`` each).
+
+    Streams the index places at or past the end of the data file are left out
+    (a cut download): the last unit then runs into the cut and reports it.
+    """
     if "cirrus" in files:
         return [ParseUnit("cirrus", str(files["cirrus"]), lang, 0)]
     xml = files.get("xml")
@@ -100,9 +138,14 @@ def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int | None = None
     index = files.get("xml_index")
     if index is None:
         return [ParseUnit("xml", str(xml), lang, 0)]
-    offsets = read_index_offsets(index)
+    indexed = read_index_offsets(index)
+    size = xml.stat().st_size
+    offsets = [offset for offset in indexed if offset < size]
+    if not offsets:
+        raise TruncatedInputError(str(xml), f"byte {size}",
+                                  f"the file ends before its first page stream (byte {indexed[0]} by {index.name})")
     siteinfo = read_siteinfo(xml, offsets[0])
-    chunks = plan_chunks(offsets, xml.stat().st_size, chunk_bytes or CHUNK_BYTES)
+    chunks = plan_chunks(offsets, size, chunk_bytes or CHUNK_BYTES)
     return [ParseUnit("xml_chunk", str(xml), lang, i, start, end, siteinfo) for i, (start, end) in enumerate(chunks)]
 
 
@@ -116,24 +159,15 @@ def _unit_pages(unit: ParseUnit, on_issue: Callable[[dict], None]) -> Iterator[d
     return iter_chunk_pages(path, unit.start, unit.end, unit.lang, unit.siteinfo, on_issue=on_issue)
 
 
-def issue_from(exc: InputFormatError) -> dict[str, Any]:
-    """An issue row for an input that broke off; a truncation is marked so the stage message names it."""
-    truncated = isinstance(exc, TruncatedInputError)
-    return {
-        "source": exc.source,
-        "position": exc.position,
-        "item": exc.last_item if truncated else None,
-        "reason": f"truncated: {exc.reason}" if truncated else exc.reason,
-    }
-
-
 def parse_unit(unit: ParseUnit, *, lake_root: Path, directory: Path, fingerprint: str, limit: int | None = None) -> UnitResult:
     """Parse one unit into shards (runs on a worker).
 
-    A truncated or corrupt input keeps every complete record read before the
-    break and reports the break as an issue with file and position.
+    An input that breaks off stops the unit with the shards of the records
+    read before the break and the break itself; whether they are kept is the
+    cell's decision (:func:`settle_breaks`), since only it sees every unit.
     """
     issues: list[dict[str, Any]] = []
+    stopped: InputBreak | None = None
     writer = ShardWriter(lake_root, directory, LAKE_TABLES["documents_raw"], fingerprint, prefix=f"unit-{unit.index:05d}")
     try:
         for page in _unit_pages(unit, issues.append):
@@ -141,13 +175,58 @@ def parse_unit(unit: ParseUnit, *, lake_root: Path, directory: Path, fingerprint
             if limit is not None and writer.rows >= limit:
                 break
     except InputFormatError as exc:
-        issues.append(issue_from(exc))
+        stopped = InputBreak.of(exc)
     writer.flush()
-    return UnitResult(writer.shards, writer.rows, issues)
+    return UnitResult(writer.shards, writer.rows, issues, stopped)
+
+
+def settle_breaks(breaks: Sequence[InputBreak], kept: int) -> list[dict[str, Any]]:
+    """The issue rows of inputs that broke off, or the error that fails the cell.
+
+    The line between keeping and failing: a file that is cut short (a killed
+    download: the compressed stream, the last line or the last page just ends)
+    is a prefix of a good dump, so every complete record before the cut is kept
+    and the cut is filed as a ``truncated:`` issue. Anything else — not this
+    compression or format at all, a failed integrity check, malformed XML, the
+    wrong SQL table — means the bytes cannot be trusted before the fault either
+    (gzip checks its CRC only at the end of a member), so the cell fails and its
+    previous content stays current. A cut with nothing kept before it fails
+    too: an empty cell would pass for a language without articles.
+    """
+    for stop in breaks:
+        if not stop.truncated:
+            raise stop.error()
+    if breaks and kept == 0:
+        first = breaks[0]
+        raise TruncatedInputError(first.source, first.position, f"{first.reason}; nothing could be kept from before the cut",
+                                  first.last_item)
+    return [stop.issue() for stop in breaks]
+
+
+def issues_message(issues: Sequence[dict[str, Any]]) -> str:
+    """The stage message for a cell computed with issues: every cut, then how many items were skipped and the first.
+
+    It is what ``artifacts.message`` and the printed stage table show, so an
+    operator learns of a cut or of skipped items without reading the log.
+    """
+    def where(issue: dict[str, Any]) -> str:
+        return f"{os.path.basename(str(issue['source']))} at {issue['position']}"
+
+    cuts = [i for i in issues if str(i["reason"]).startswith(TRUNCATED)]
+    skipped = [i for i in issues if not str(i["reason"]).startswith(TRUNCATED)]
+    parts = [f"{i['reason']} ({where(i)})" for i in cuts]
+    if skipped:
+        first = skipped[0]
+        parts.append(f"{len(skipped)} item(s) skipped, see ingest_issues; first: {first['reason']} ({where(first)})")
+    return "; ".join(parts)
 
 
 def ingest_documents(wh: Warehouse, lang: str, files: dict[str, Path], fingerprint: str, *, max_docs: int | None) -> StageOutput:
-    """Parse one language's dump into ``documents_raw`` and make it the cell's current content."""
+    """Parse one language's dump into ``documents_raw`` and make it the cell's current content.
+
+    Raises the input error instead when :func:`settle_breaks` says the input
+    cannot be kept; the cell's previous content then stays current.
+    """
     units = plan_units(lang, files)
     directory = cell_dir(wh.lake_root, "documents_raw", lang, fingerprint)
     if max_docs is None:
@@ -160,13 +239,12 @@ def ingest_documents(wh: Warehouse, lang: str, files: dict[str, Path], fingerpri
             result = parse_unit(unit, lake_root=wh.lake_root, directory=directory, fingerprint=fingerprint, limit=remaining)
             results.append(result)
             remaining -= result.rows
-    shards = [shard for result in results for shard in result.shards]
-    issues = [issue for result in results for issue in result.issues]
-    wh.replace_cell("documents_raw", lang, fingerprint, shards)
     rows = sum(result.rows for result in results)
-    message = "; ".join(f"{i['reason']} ({os.path.basename(str(i['source']))} at {i['position']})" for i in issues if str(i["reason"]).startswith("truncated"))
+    issues = [issue for result in results for issue in result.issues]
+    issues += settle_breaks([result.stopped for result in results if result.stopped], rows)
+    wh.replace_cell("documents_raw", lang, fingerprint, [shard for result in results for shard in result.shards])
     log.info("documents[%s]: %d rows, %d issues", lang, rows, len(issues))
-    return StageOutput(rows=rows, issues=issues, message=message)
+    return StageOutput(rows=rows, issues=issues, message=issues_message(issues))
 
 
 # -- sitelinks ----------------------------------------------------------------------------------
@@ -176,7 +254,8 @@ def ingest_sitelinks(
     """Build one language's ``sitelinks`` cell from the chosen source.
 
     ``cirrus`` takes ``wikibase_item`` from the parsed documents; ``page_props``
-    and ``wikidata`` stream their dumps. Wikidata gives titles only, so page
+    and ``wikidata`` stream their dumps, whose breaks are settled like the
+    documents' (:func:`settle_breaks`). Wikidata gives titles only, so page
     ids are resolved against this language's documents by title.
     """
     directory = cell_dir(wh.lake_root, "sitelinks", lang, fingerprint)
@@ -193,6 +272,7 @@ def ingest_sitelinks(
         titles = dict(wh.query(
             "SELECT page_id, title FROM documents_raw WHERE lang = ? AND NOT is_redirect AND page_id IS NOT NULL", [lang]))
         ids = {title: page_id for page_id, title in titles.items()}
+        stopped: list[InputBreak] = []
         try:
             if method == "page_props":
                 for row in iter_page_props_sitelinks(source_file, lang, on_issue=issues.append):
@@ -201,7 +281,8 @@ def ingest_sitelinks(
                 for row in iter_wikidata_sitelinks(source_file, {wiki: lang}, on_issue=issues.append):
                     writer.add(row | {"page_id": ids.get(row["title"])})
         except InputFormatError as exc:
-            issues.append(issue_from(exc))
+            stopped.append(InputBreak.of(exc))
+        issues += settle_breaks(stopped, writer.rows)
     writer.flush()
     wh.replace_cell("sitelinks", lang, fingerprint, writer.shards)
-    return StageOutput(rows=writer.rows, issues=issues)
+    return StageOutput(rows=writer.rows, issues=issues, message=issues_message(issues))

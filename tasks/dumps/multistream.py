@@ -122,7 +122,9 @@ def iter_chunk_pages(
     """Document rows of the main-namespace pages in the streams of ``[start, end)``.
 
     Positions in issues and errors name the bz2 stream (its file offset) and
-    the line inside it, which is where an operator would look.
+    the line inside it, which is where an operator would look. A range that
+    runs to the end of the file must end the dump; if it does not, the file was
+    cut and ``TruncatedInputError`` follows the pages read.
     """
     rule_for(lang)
     stream_starts: list[tuple[int, int]] = []
@@ -140,4 +142,5 @@ def iter_chunk_pages(
         locate=locate,
         on_issue=on_issue,
         fragment=True,
+        tail=end >= path.stat().st_size,
     )

@@ -27,6 +27,7 @@ PAGE_PROPS_TABLE = b"page_props"
 WIKIBASE_ITEM = b"'wikibase_item'"
 
 _INSERT = re.compile(rb"INSERT INTO `([^`]*)` VALUES ")
+_CREATE = b"CREATE TABLE `page_props`"
 _VALUE = rb"'[^'\\]*(?:\\.[^'\\]*)*'|NULL|[-+0-9.eE]+"
 # (pp_page, pp_propname, pp_value[, pp_sortkey]): old dumps predate pp_sortkey.
 _ROW = re.compile(rb"\((%s),(%s),(%s)(?:,(?:%s))?\)" % ((_VALUE,) * 4), re.DOTALL)
@@ -47,20 +48,25 @@ def iter_page_props_sitelinks(path: Path, lang: str, *, on_issue: IssueSink | No
     An INSERT statement that stops matching the row grammar is reported from
     the byte where it broke and the rest of that statement is skipped; a file
     that ends inside a statement yields the complete rows before the cut, then
-    raises ``TruncatedInputError``.
+    raises ``TruncatedInputError``. A file with another table's rows, or with
+    no ``page_props`` statement at all (not an SQL dump), is an ``InputFormatError``.
     """
     source, file_name = str(path), path.name
     report = issue_reporter(source, on_issue)
     last_page: str | None = None
     cut: str | None = None
+    seen_table = False
+    number = 0
     try:
         for number, data, complete in iter_lines(path):
             head = _INSERT.match(data)
             if head is None:
+                seen_table = seen_table or data.startswith(_CREATE)
                 continue
             if head.group(1) != PAGE_PROPS_TABLE:
                 table = head.group(1).decode("utf-8", errors="replace")
                 raise InputFormatError(source, f"line {number}", f"INSERT INTO `{table}`, expected `page_props`: not a page_props dump")
+            seen_table = True
             position = head.end()
             while row := _ROW.match(data, position):
                 position = row.end()
@@ -85,6 +91,9 @@ def iter_page_props_sitelinks(path: Path, lang: str, *, on_issue: IssueSink | No
         raise TruncatedInputError(exc.source, exc.position, exc.reason, last_page) from exc
     if cut is not None:
         raise TruncatedInputError(source, cut, "the file ends inside an INSERT statement", last_page)
+    if not seen_table:
+        raise InputFormatError(source, f"line {number} (the end)",
+                               "not a page_props SQL dump: no CREATE TABLE or INSERT INTO `page_props`")
 
 
 def _entity_sitelinks(entity: Any, wikis: Mapping[str, str]) -> tuple[str, list[tuple[str, str]]]:
@@ -113,7 +122,8 @@ def iter_wikidata_sitelinks(path: Path, wikis: Mapping[str, str], *, on_issue: I
     line among them goes unnoticed: it could not have held a wanted sitelink).
     A decoded line that is malformed is reported and skipped; a file that
     ends before the closing ``]`` yields every complete entity, then raises
-    ``TruncatedInputError`` naming the last QID read.
+    ``TruncatedInputError`` naming the last QID read. A file that does not
+    open with the array's ``[`` line is not this dump: ``InputFormatError``.
     """
     source, file_name = str(path), path.name
     report = issue_reporter(source, on_issue)
@@ -123,8 +133,12 @@ def iter_wikidata_sitelinks(path: Path, wikis: Mapping[str, str], *, on_issue: I
     last_line = 0
     try:
         for number, data, complete in iter_lines(path):
-            last_line = number
             line = data.strip()
+            if number == 1 and line != b"[":
+                found = line[:60].decode("utf-8", errors="replace")
+                raise InputFormatError(source, f"line {number}",
+                                       f"not a Wikidata entity dump: it does not open with a [ line ({found!r})")
+            last_line = number
             if line == b"]":
                 closed = True
                 continue

@@ -46,8 +46,9 @@ _TRUNCATION_CODES = frozenset(
         expat.errors.XML_ERROR_UNCLOSED_CDATA_SECTION,
     )
 )
-_FRAGMENT_OPEN = b"<mediawiki>"
-_FRAGMENT_CLOSE = b"</mediawiki>"
+_ROOT = "mediawiki"
+_FRAGMENT_OPEN = f"<{_ROOT}>".encode()
+_FRAGMENT_CLOSE = f"</{_ROOT}>".encode()
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ class _DumpReader:
         self._builder_depth = 0
         self._start_position = _Position(1, 0, 0)
         self._completed: list[_Element] = []
+        self.root: tuple[str, _Position] | None = None
         self.depth = 0
         self.inside_page = False
         self.open_page_title: str | None = None
@@ -107,6 +109,8 @@ class _DumpReader:
     def _start(self, name: str, attributes: dict[str, str]) -> None:
         self.depth += 1
         tag = _local(name)
+        if self.root is None:
+            self.root = (tag, self.position())
         if self._builder is None:
             if tag not in ("page", "siteinfo"):
                 return
@@ -134,6 +138,12 @@ class _DumpReader:
     def _data(self, text: str) -> None:
         if self._builder is not None:
             self._builder.data(text)
+
+    def require_mediawiki_root(self, source: str, locate: Locator) -> None:
+        """Any XML has elements, so only its root tells a page dump from another XML file (an HTML page, a feed)."""
+        if self.root is not None and self.root[0] != _ROOT:
+            tag, where = self.root
+            raise InputFormatError(source, locate(*where), f"not a MediaWiki XML dump: the root element is <{tag}>, not <{_ROOT}>")
 
     def feed(self, data: bytes, final: bool = False) -> tuple[list[_Element], expat.ExpatError | None, _Position]:
         """Elements completed by ``data``, the error that stopped expat (if any) and where it stopped."""
@@ -249,6 +259,7 @@ def iter_pages_from_blocks(
     locate: Locator,
     on_issue: IssueSink | None = None,
     fragment: bool = False,
+    tail: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """Document rows from decompressed XML blocks; all complete pages come out before any error is raised.
 
@@ -256,7 +267,9 @@ def iter_pages_from_blocks(
     ``<siteinfo>``. ``fragment`` says the blocks are a run of ``<page>``
     elements cut from a multistream dump rather than a whole document: they are
     wrapped in a root element here, and the wrapper is closed unless the run
-    already ends with the dump's own ``</mediawiki>``.
+    already ends with the dump's own ``</mediawiki>``. A ``tail`` fragment runs
+    to the end of the file, so it must end with that ``</mediawiki>``: without
+    it the file was cut between two streams, which no decompressor notices.
     """
     pages = _PageRows(source, Path(source).name, lang, locate, on_issue)
     reader = _DumpReader(byte_base=-len(_FRAGMENT_OPEN) if fragment else 0)
@@ -298,10 +311,14 @@ def iter_pages_from_blocks(
             reader.feed(_FRAGMENT_OPEN)
         for block in cut_archive_named(_with_progress(blocks, Path(source).name)):
             completed, error, where = reader.feed(block)
+            reader.require_mediawiki_root(source, locate)
             yield from rows(completed)
             if error is not None:
                 raise fail(error, where, at_end=False)
         if fragment and reader.depth == 1:
+            if tail:
+                raise TruncatedInputError(source, locate(*reader.position()),
+                                          f"input ends between pages, without the dump's closing </{_ROOT}>")
             yield from rows(reader.feed(_FRAGMENT_CLOSE)[0])
         completed, error, where = reader.feed(b"", final=True)
         yield from rows(completed)
@@ -331,6 +348,7 @@ def parse_siteinfo(blocks: Iterable[bytes], *, source: str, locate: Locator) -> 
     where = _Position(1, 0, 0)
     for block in blocks:
         completed, error, where = reader.feed(block)
+        reader.require_mediawiki_root(source, locate)
         for element, _ in completed:
             if element.tag == "siteinfo":
                 return _siteinfo(element)

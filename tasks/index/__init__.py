@@ -1,4 +1,4 @@
-"""The index stage: per-language BM25 indexes behind one interface (tantivy embedded, Elasticsearch at scale).
+"""The index stage: per-language BM25 indexes behind one interface (embedded on disk, Elasticsearch at scale).
 
 Backends come from :func:`tasks.index.registry.get_backend` so their heavy
 dependencies load only when used.

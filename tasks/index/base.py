@@ -36,9 +36,10 @@ MANIFEST_NAME = "babelbench-index.json"
 class IndexConfig(StageConfig):
     """How documents are indexed and queried.
 
-    The defaults are the CLIRMatrix setting: BM25 with k1 = 1.2 and b = 0.3
-    (a backend with fixed parameters records the ones it really used in
-    :class:`IndexInfo`), title boosted ×2, bodies cut to the CLIRMatrix length.
+    The defaults are the CLIRMatrix setting: BM25 with k1 = 1.2 and b = 0.3,
+    title boosted ×2, bodies cut to the CLIRMatrix length. Every backend
+    applies k1 and b when it builds the index and records them in
+    :class:`IndexInfo`.
     """
 
     k1: float = Field(1.2, gt=0)
@@ -55,7 +56,9 @@ class IndexConfig(StageConfig):
 class IndexInfo(BaseModel):
     """What a build produced: where the index is and how it was made.
 
-    ``bm25_k1``/``bm25_b`` are the parameters the backend actually applies.
+    ``bm25_k1``/``bm25_b`` are the parameters the backend actually applies
+    (an index built before the embedded backend applied the config's records
+    tantivy's fixed k1 = 1.2, b = 0.75 here, and is refused).
     ``index_name`` and ``url`` locate a remote index (Elasticsearch); the URL
     never carries credentials.
     """
@@ -128,10 +131,16 @@ def read_info(path: Path) -> IndexInfo:
 def resolve_info(index: IndexInfo | Path, backend: str, lang: str, config: IndexConfig) -> IndexInfo:
     """The index's manifest, checked against what the caller is about to do with it.
 
-    Searching with another language or another analysis than the build used
-    would silently return poor results, so it is an error instead.
+    Searching with another language or another analysis than the build used,
+    or an index whose scores do not follow its own config's k1/b, would
+    silently return poor results, so it is an error instead.
     """
     info = index if isinstance(index, IndexInfo) else read_info(Path(index))
+    if (info.bm25_k1, info.bm25_b) != (info.config.k1, info.config.b):
+        raise ConfigError(
+            f"index at {info.path} scores with BM25 k1={info.bm25_k1}, b={info.bm25_b}, not its config's "
+            f"k1={info.config.k1}, b={info.config.b}; rebuild the index"
+        )
     if info.backend != backend:
         raise ConfigError(f"index at {info.path} was built by {info.backend!r}, not {backend!r}")
     if info.lang != lang:

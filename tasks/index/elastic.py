@@ -9,8 +9,8 @@ half-built index and leaves the old one in service.
 
 Queries go in ``msearch`` batches of ``multi_match`` queries of type
 ``most_fields`` over ``title^boost`` and ``body``: every word's score in every
-field adds up, which is exactly what the embedded backend's boolean query
-computes (``best_fields`` would keep only the better field). Hits are sorted by
+field adds up, which is exactly what the embedded backend's sparse products
+compute (``best_fields`` would keep only the better field). Hits are sorted by
 score, then by doc_id, on the server, so ties come out in the same order as
 the embedded backend's. ``dfs_query_then_fetch`` makes the BM25 statistics
 index-wide when an index has more than one shard (a single shard, the
@@ -21,11 +21,14 @@ with exponential backoff; bulk items rejected with 429 and msearch items that
 failed transiently are retried too. Anything else fails at once with the
 index name and the cluster's reason.
 
-Differences from the embedded backend that remain: Elasticsearch's language
-analyzers remove stop words and use their own stemmers (``english`` is
-Porter, ``german`` is light German with umlaut folding), and Lucene's BM25 has
-no ``(k1 + 1)`` factor, so scores are on another scale (rankings within one
-backend are what the CLIR labels use).
+Both backends apply Lucene's BM25 formula at the config's k1/b with per-field
+statistics. Differences that remain: Elasticsearch's language analyzers
+remove stop words and use their own stemmers (``english`` is Porter,
+``german`` is light German with umlaut folding), and Lucene stores each
+field length in one byte (exact up to 40 words, rounded down by up to 11%
+above) where the embedded backend keeps exact lengths, so scores of longer
+documents differ slightly (rankings within one backend are what the CLIR
+labels use).
 
 The client library must match the cluster's major version (client 9.x talks
 to Elasticsearch 9).

@@ -1,21 +1,39 @@
-"""The embedded BM25 index: tantivy (a Rust search library) in a directory on disk.
+"""The embedded BM25 index: Lucene's BM25 at the config's k1 and b, in a directory on disk.
 
-Documents are added in bulk by one writer whose threads analyse and index in
-Rust, with one commit at the end. Queries are never parsed as query syntax:
-each query is analysed with the index's own analyzer and turned into term
-queries built in code, so titles such as ``C++ (language)``, ``AND`` or
-``"Weird" Al`` are just words.
+tantivy's own scoring cannot apply the config: its BM25 has k1 = 1.2 and
+b = 0.75 fixed in the library (constants in ``tantivy/src/query/bm25.rs``,
+also baked into its block-max postings), and its Python binding exposes no
+term frequencies to rescore with. So tantivy only analyses here (the
+language's tokenizer, lowercase and stemmer, in Rust, as
+``tasks/index/analysis.py`` plans them), and bm25s (``method="lucene"``)
+scores. Every word w of a field gets, in every document d that has it,
 
-tantivy's BM25 has k1 = 1.2 and b = 0.75 fixed in the library (constants in
-``tantivy/src/query/bm25.rs``; neither tantivy nor its Python binding can
-change them), and its scores carry the classic ``(k1 + 1)`` factor that Lucene
-dropped. ``IndexConfig.k1``/``b`` therefore do not apply here: the build logs
-the difference and records the real values in ``IndexInfo``. Use the
-Elasticsearch backend for the exact CLIRMatrix setting (b = 0.3).
+    idf(w) · tf / (tf + k1 · (1 − b + b · dl / avgdl)),   idf(w) = ln(1 + (N − n + 0.5) / (n + 0.5))
 
-A build is published atomically: the index is written to a fresh hidden
-directory beside ``path`` and ``path`` is a symlink switched to it with one
-rename, so a reader always sees a complete index, old or new.
+with N, n and avgdl counted per field over the documents that have a word
+in that field: Lucene's formula and statistics, which Elasticsearch applies,
+so both backends score on one scale (no classic ``(k1 + 1)`` factor). One
+difference remains: Lucene stores a field's length in one byte (exact up to
+40 words, rounded down by up to 11% above), bm25s keeps it exact.
+
+bm25s precomputes these scores when the index is built, one (word ×
+document) matrix for the title and one for the body, so k1 and b are fixed
+per index, as an Elasticsearch similarity is. A batch of queries is scored
+by sparse products (scipy): each query's words, title words weighted by the
+boost and a repeated word counted per occurrence, times each field's
+matrix, summed. That is the boolean OR of every word against the boosted
+title and the body that Elasticsearch's ``most_fields`` computes, and no
+query is parsed as query syntax: titles such as ``C++ (language)``, ``AND``
+or ``"Weird" Al`` are just words. A query costs in proportion to the
+documents its words occur in; the size of the collection costs one pass per
+chunk of up to ``SEARCH_CHUNK`` queries.
+
+A build keeps every document's words in memory until bm25s has scored them
+(at the peak about 3 KB per document of 200 words, besides the documents
+themselves; the index takes about 1 KB per such document on disk). It is
+published atomically: the index is written to a fresh hidden directory
+beside ``path`` and ``path`` is a symlink switched to it with one rename, so
+a reader always sees a complete index, old or new.
 """
 
 from __future__ import annotations
@@ -24,11 +42,18 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import Iterable, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import chain
 from pathlib import Path
 
+import bm25s
+import numpy as np
 import tantivy
+from scipy.sparse import csr_array
 from tqdm import tqdm
 
 from tasks.errors import ConfigError
@@ -47,15 +72,21 @@ from tasks.index.base import (
 from tasks.warehouse.atomic import atomic_write_text
 
 logger = logging.getLogger(__name__)
+# bm25s sets its own logger to DEBUG when imported, which would print its notes through
+# whatever handlers the application has; let the application's levels decide again.
+logging.getLogger("bm25s").setLevel(logging.NOTSET)
 
-TANTIVY_K1 = 1.2
-TANTIVY_B = 0.75
-ANALYZER_NAME = "babelbench"
-DOC_ID, TITLE, BODY = "doc_id", "title", "body"
-# Term frequencies without positions: BM25 needs no more, and no query here is a phrase.
-INDEX_OPTION = "freq"
-# Queries per task of the search thread pool: large enough that scheduling costs nothing.
-SEARCH_CHUNK = 64
+TITLE, BODY = "title", "body"
+FIELDS = (TITLE, BODY)
+DOC_IDS_FILE = "doc_ids.npy"
+# A chunk of queries is scored by one sparse product per field, whose result holds one
+# entry per matching (query, document). A chunk stops at SEARCH_CHUNK queries or once its
+# words' postings (a bound on those entries) pass CHUNK_POSTINGS, about 32 MB of result.
+SEARCH_CHUNK = 256
+CHUNK_POSTINGS = 1 << 22
+# Opened indexes kept per process: loading one parses its vocabularies.
+OPEN_INDEXES = 8
+_INT32_MAX = np.iinfo(np.int32).max
 
 _TOKENIZERS = {
     "simple": tantivy.Tokenizer.simple,
@@ -72,12 +103,133 @@ def text_analyzer(plan: AnalysisPlan) -> tantivy.TextAnalyzer:
     return builder.build()
 
 
-def _schema() -> tantivy.Schema:
-    builder = tantivy.SchemaBuilder()
-    builder.add_integer_field(DOC_ID, fast=True)
-    builder.add_text_field(TITLE, tokenizer_name=ANALYZER_NAME, index_option=INDEX_OPTION)
-    builder.add_text_field(BODY, tokenizer_name=ANALYZER_NAME, index_option=INDEX_OPTION)
-    return builder.build()
+class _Vocabulary(dict[str, int]):
+    """Word -> column of a field's score matrix; a new word gets the next column."""
+
+    def __missing__(self, word: str) -> int:
+        column = self[word] = len(self)
+        return column
+
+
+@dataclass
+class _FieldWords:
+    """One field's words while a build reads the documents, in the form bm25s indexes.
+
+    Only documents with a word in the field are listed (``rows`` holds their
+    positions in the index), so that bm25s's N and mean length are Lucene's
+    (its ``docCount`` counts the documents that have the field).
+    """
+
+    vocabulary: _Vocabulary = field(default_factory=_Vocabulary)
+    documents: list[array] = field(default_factory=list)
+    rows: array = field(default_factory=lambda: array("i"))
+
+    def add(self, row: int, words: list[str]) -> None:
+        if words:
+            self.rows.append(row)
+            self.documents.append(array("i", map(self.vocabulary.__getitem__, words)))
+
+    def save(self, directory: Path, doc_count: int, config: IndexConfig) -> None:
+        """Score the field with bm25s at the config's k1/b and save it; a field without words saves nothing."""
+        if not self.documents:
+            return
+        model = bm25s.BM25(k1=config.k1, b=config.b, method="lucene")
+        model.index((self.documents, dict(self.vocabulary)), create_empty_token=False, show_progress=False)
+        # bm25s numbered the listed documents 0, 1, …; give its matrix the positions in the whole index.
+        model.scores["indices"] = np.frombuffer(self.rows, dtype=np.int32)[model.scores["indices"]]
+        model.scores["num_docs"] = doc_count
+        model.save(directory, show_progress=False)
+
+
+@dataclass(frozen=True)
+class _Field:
+    """A saved field: its vocabulary, its scores as a (word × document) matrix, and each word's document count."""
+
+    vocabulary: dict[str, int]
+    scores: csr_array
+    postings: np.ndarray
+
+    @classmethod
+    def load(cls, directory: Path, doc_count: int) -> _Field:
+        model = bm25s.BM25.load(directory, mmap=True)
+        data, indices, indptr = model.scores["data"], model.scores["indices"], model.scores["indptr"]
+        # 32-bit offsets when they fit: scipy would otherwise widen (copy) the indices for every product.
+        indptr = np.asarray(indptr, dtype=np.int32 if indptr[-1] <= _INT32_MAX else np.int64)
+        scores = csr_array((data, indices, indptr), shape=(len(indptr) - 1, doc_count))
+        return cls(model.vocab_dict, scores, np.diff(indptr))
+
+    def query_matrix(self, queries: Sequence[list[str]], weight: float) -> csr_array:
+        """One row per query holding ``weight`` at each of its words' columns (repeats add up; unknown words drop out)."""
+        columns = [[self.vocabulary[word] for word in words if word in self.vocabulary] for words in queries]
+        indptr = np.cumsum([0, *map(len, columns)], dtype=np.int32)
+        indices = np.fromiter(chain.from_iterable(columns), dtype=np.int32, count=int(indptr[-1]))
+        weights = np.full(len(indices), weight, dtype=np.float32)
+        return csr_array((weights, indices, indptr), shape=(len(columns), self.scores.shape[0]))
+
+    def cost(self, words: list[str]) -> int:
+        """How many (document, word) scores a product reads for ``words``: a bound on the documents it matches."""
+        return sum(int(self.postings[self.vocabulary[word]]) for word in words if word in self.vocabulary)
+
+
+@dataclass(frozen=True)
+class _Opened:
+    """An index as searches read it: the doc_id of each position and the fields that have words."""
+
+    doc_ids: np.ndarray
+    fields: dict[str, _Field]
+
+    def cost(self, words: list[str]) -> int:
+        return sum(part.cost(words) for part in self.fields.values())
+
+    def top_k(self, queries: Sequence[list[str]], weights: dict[str, float], k: int) -> list[list[Hit]]:
+        """Each query's top ``k``: the fields' products summed into one (query × document) score matrix."""
+        scores = csr_array((len(queries), len(self.doc_ids)), dtype=np.float32)
+        for name, part in self.fields.items():
+            scores = scores + part.query_matrix(queries, weights[name]) @ part.scores
+        return [_row_top_k(scores, row, self.doc_ids, k) for row in range(len(queries))]
+
+
+def _row_top_k(scores: csr_array, row: int, doc_ids: np.ndarray, k: int) -> list[Hit]:
+    """The top ``k`` of one row by score, ties by doc_id: every document tied with the k-th is ordered before the cut."""
+    start, end = scores.indptr[row], scores.indptr[row + 1]
+    values, positions = scores.data[start:end], scores.indices[start:end]
+    if len(values) > k:
+        kth = np.partition(values, len(values) - k)[len(values) - k]
+        kept = values >= kth
+        values, positions = values[kept], positions[kept]
+    ids = doc_ids[positions]
+    order = np.lexsort((ids, -values))[:k]
+    return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))
+
+
+@lru_cache(maxsize=OPEN_INDEXES)
+def _open(data: Path) -> _Opened:
+    """The index in the directory ``data``, memory-mapped, kept per process (loading parses the vocabularies).
+
+    ``data`` is the directory a build created, never reused, so a rebuilt
+    index is never served from the cache.
+    """
+    doc_ids_file = data / DOC_IDS_FILE
+    if not doc_ids_file.is_file():
+        raise ConfigError(
+            f"index at {data} has no BM25 score matrices (built by an earlier babelbench with tantivy's own "
+            "fixed BM25); rebuild it"
+        )
+    doc_ids = np.load(doc_ids_file, mmap_mode="r")
+    fields = {name: _Field.load(data / name, len(doc_ids)) for name in FIELDS if (data / name).is_dir()}
+    return _Opened(doc_ids, fields)
+
+
+def _chunks(costs: Sequence[int]) -> Iterator[range]:
+    """Consecutive queries, at most SEARCH_CHUNK and CHUNK_POSTINGS together (a heavier query goes alone)."""
+    start = total = 0
+    for position, cost in enumerate(costs):
+        if position > start and (position - start == SEARCH_CHUNK or total + cost > CHUNK_POSTINGS):
+            yield range(start, position)
+            start, total = position, 0
+        total += cost
+    if start < len(costs):
+        yield range(start, len(costs))
 
 
 def _check_replaceable(path: Path) -> None:
@@ -101,28 +253,21 @@ def _publish(data: Path, path: Path) -> None:
 
 
 class TantivyIndex:
-    """The embedded backend.
+    """The embedded backend (named for the analyzers it shares with tantivy; bm25s scores).
 
-    ``heap_bytes`` is the writer's memory budget, shared by its indexing
-    threads; ``threads`` is how many threads index (0: tantivy's choice, one
-    per core up to 8) and search (0: one per core).
+    ``threads`` is how many threads search (0: one per core). A build runs
+    on one thread: analysis is in Rust, bm25s's indexing in Python.
     """
 
     name = "tantivy"
 
-    def __init__(self, heap_bytes: int = 512_000_000, threads: int = 0) -> None:
-        self.heap_bytes = heap_bytes
+    def __init__(self, threads: int = 0) -> None:
         self.threads = threads
 
     def build(self, lang: str, docs: Iterable[DocumentRow], path: Path, config: IndexConfig) -> IndexInfo:
         plan = plan_for(lang, config.stem)
         path = Path(path)
         _check_replaceable(path)
-        if (config.k1, config.b) != (TANTIVY_K1, TANTIVY_B):
-            logger.warning(
-                "tantivy's BM25 is fixed at k1=%s, b=%s; the config's k1=%s, b=%s do not apply to the %s index",
-                TANTIVY_K1, TANTIVY_B, config.k1, config.b, lang,
-            )
         path.parent.mkdir(parents=True, exist_ok=True)
         data = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}")
         data.mkdir()
@@ -130,35 +275,30 @@ class TantivyIndex:
             count = self._index(data, plan, docs, config, source=f"documents for the {lang} index at {path}")
             info = IndexInfo(
                 backend=self.name, lang=lang, path=path, doc_count=count, config=config,
-                bm25_k1=TANTIVY_K1, bm25_b=TANTIVY_B,
+                bm25_k1=config.k1, bm25_b=config.b,
             )
             atomic_write_text(data / MANIFEST_NAME, info.model_dump_json(indent=2))
             _publish(data, path)
         except BaseException:
             shutil.rmtree(data, ignore_errors=True)
             raise
-        logger.info("indexed %d %s documents at %s", count, lang, path)
+        logger.info("indexed %d %s documents at %s (BM25 k1=%s, b=%s)", count, lang, path, config.k1, config.b)
         return info
 
     def _index(self, data: Path, plan: AnalysisPlan, docs: Iterable[DocumentRow], config: IndexConfig, source: str) -> int:
-        index = tantivy.Index(_schema(), path=str(data))
-        index.register_tokenizer(ANALYZER_NAME, text_analyzer(plan))
-        writer = index.writer(heap_size=self.heap_bytes, num_threads=self.threads)
-        count = 0
-        try:
-            for position, row in enumerate(tqdm(docs, desc=f"index {plan.lang}", unit="doc", disable=None)):
-                doc_id, title, text = checked_row(row, position, source)
-                title, body = prepare_document(title, text, plan, config.truncate)
-                writer.add_document(tantivy.Document(doc_id=doc_id, title=title, body=body))
-                count += 1
-            writer.commit()
-        except BaseException:
-            # Stop the indexing threads before the caller deletes the directory they write to.
-            writer.rollback()
-            raise
-        finally:
-            writer.wait_merging_threads()  # joins every writer thread and releases the writer
-        return count
+        analyzer = text_analyzer(plan)
+        fields = {name: _FieldWords() for name in FIELDS}
+        doc_ids = array("q")
+        for position, row in enumerate(tqdm(docs, desc=f"index {plan.lang}", unit="doc", disable=None)):
+            doc_id, title, text = checked_row(row, position, source)
+            title, body = prepare_document(title, text, plan, config.truncate)
+            fields[TITLE].add(position, analyzer.analyze(title))
+            fields[BODY].add(position, analyzer.analyze(body))
+            doc_ids.append(doc_id)
+        for name, words in fields.items():
+            words.save(data / name, len(doc_ids), config)
+        np.save(data / DOC_IDS_FILE, np.asarray(doc_ids, dtype=np.int64))
+        return len(doc_ids)
 
     def search(
         self, index: IndexInfo | Path, lang: str, queries: Sequence[str], k: int, config: IndexConfig
@@ -167,18 +307,16 @@ class TantivyIndex:
         check_k(k)
         plan = plan_for(lang, config.stem)
         analyzer = text_analyzer(plan)
-        opened = tantivy.Index.open(str(info.path))
-        opened.register_tokenizer(ANALYZER_NAME, analyzer)
-        searcher = opened.searcher()
-        # Analysis and query building hold the GIL, so they run here; searching releases it,
-        # so the searches of a batch share one searcher across a pool of threads.
-        compiled = [_bm25_query(opened.schema, words, config.title_boost) if words else None
-                    for words in (analyzer.analyze(prepare_query(query, plan)) for query in queries)]
+        opened = _open(info.path.resolve())
+        # Analysis holds the GIL, so it runs here; scipy's products release it, so the
+        # chunks of a batch run on a pool of threads.
+        words = [analyzer.analyze(prepare_query(query, plan)) for query in queries]
+        weights = {TITLE: config.title_boost, BODY: 1.0}
+        chunks = list(_chunks([opened.cost(query) for query in words]))
 
-        def run(chunk: list[tantivy.Query | None]) -> list[list[Hit]]:
-            return [_top_k(searcher, query, k) if query is not None else [] for query in chunk]
+        def run(chunk: range) -> list[list[Hit]]:
+            return opened.top_k([words[position] for position in chunk], weights, k)
 
-        chunks = [compiled[start : start + SEARCH_CHUNK] for start in range(0, len(compiled), SEARCH_CHUNK)]
         with ThreadPoolExecutor(max_workers=self.threads or os.cpu_count() or 1) as pool:
             done = tqdm(pool.map(run, chunks), total=len(chunks), desc=f"search {lang}", unit="chunk", disable=None)
             return [hits for chunk in done for hits in chunk]
@@ -190,38 +328,3 @@ class TantivyIndex:
         data = path.parent / os.readlink(path)
         path.unlink()
         shutil.rmtree(data, ignore_errors=True)
-
-
-def _bm25_query(schema: tantivy.Schema, words: list[str], title_boost: float) -> tantivy.Query:
-    """Every word against the boosted title and the body; scores add up (Elasticsearch's ``most_fields``).
-
-    A repeated word counts once per occurrence, as in a Lucene match query (whose
-    duplicate clauses add up).
-    """
-    should = tantivy.Occur.Should
-
-    def field_query(field: str) -> tantivy.Query:
-        terms = [(should, tantivy.Query.term_query(schema, field, word, index_option=INDEX_OPTION)) for word in words]
-        return tantivy.Query.boolean_query(terms)
-
-    title = tantivy.Query.boost_query(field_query(TITLE), title_boost)
-    return tantivy.Query.boolean_query([(should, title), (should, field_query(BODY))])
-
-
-def _top_k(searcher: tantivy.Searcher, query: tantivy.Query, k: int) -> list[Hit]:
-    """The top ``k`` by score, ties by doc_id.
-
-    tantivy breaks ties by its internal address, not by doc_id, so documents
-    tied with the k-th score may be left out arbitrarily. Fetch one more than
-    needed; while the extra hit still ties with the k-th, fetch twice as many,
-    until every document tied at the cut is in hand, then order and cut.
-    """
-    limit = k + 1
-    while True:
-        hits = searcher.search(query, limit, count=False).hits
-        if len(hits) < limit or hits[-1][0] < hits[k - 1][0]:
-            break
-        limit *= 2
-    doc_ids = searcher.fast_field_values(DOC_ID, [address for _, address in hits])
-    ranked = sorted(zip(doc_ids, (score for score, _ in hits), strict=True), key=lambda hit: (-hit[1], hit[0]))
-    return [(int(doc_id), float(score)) for doc_id, score in ranked[:k]]

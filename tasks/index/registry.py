@@ -1,8 +1,8 @@
 """Index backends by name, imported only when asked for.
 
-The Elasticsearch client (and tantivy's native library) load only in a process
-that uses them, so a laptop run never needs a cluster's client and a cluster
-run never loads the embedded engine.
+The Elasticsearch client (and the embedded engine's tantivy and bm25s) load
+only in a process that uses them, so a laptop run never needs a cluster's
+client and a cluster run never loads the embedded engine.
 """
 
 from __future__ import annotations

@@ -59,7 +59,8 @@ class InstanceConfig(BaseModel):
     qc_policy: Literal["prescreen", "human"] = Field(
         "prescreen",
         description=(
-            "prescreen: an item a rule or the LLM pre-screen flagged stays out unless a person accepted it; "
+            "prescreen: an item a rule or the LLM pre-screen flagged, or whose checks could not run, stays out "
+            "unless a person accepted it; "
             "human: only a person's rejection keeps an item out (the pre-screen is advisory)."
         ),
     )

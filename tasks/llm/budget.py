@@ -6,6 +6,13 @@ per character, so set budgets with some margin) plus ``max_tokens`` — the most
 the answer may use.  The estimate is only used to decide whether a call may
 start and to pace tokens per minute; what is counted once it returns is the
 provider's reported usage.
+
+Every attempt sent is spent, retries included: a request retried after a 429
+is two calls against ``max_calls``.  An attempt that returned no usage (a 429,
+a 5xx, a timeout, a malformed body) counts its estimate: what the provider
+billed for it cannot be known — a timed-out request may have generated its
+whole answer — and a budget is a ceiling.  Answers served from the warehouse
+cache cost nothing.
 """
 
 from __future__ import annotations
@@ -28,15 +35,16 @@ CHARS_PER_TOKEN = 4
 class Budget(BaseModel):
     """Limits for one run of a stage; any combination, None meaning unlimited.
 
-    Only calls made count: answers served from the warehouse cache are free,
-    so rerunning a stopped stage with a fresh budget resumes where it stopped.
+    Only requests sent count, each retry among them: answers served from the
+    warehouse cache are free, so rerunning a stopped stage with a fresh budget
+    resumes where it stopped.
     """
 
     model_config = ConfigDict(frozen=True)
 
     max_tokens: int | None = Field(None, ge=0, description="Input + output tokens.")
     max_usd: float | None = Field(None, ge=0)
-    max_calls: int | None = Field(None, ge=0)
+    max_calls: int | None = Field(None, ge=0, description="Requests sent, each retry included.")
 
 
 def estimated_input_tokens(request: LLMRequest) -> int:
@@ -64,12 +72,13 @@ class _Reservation:
 class BudgetLedger:
     """What a run has spent and has in flight against its :class:`Budget`, over every model it calls.
 
-    A call reserves its estimate before it starts and settles to its actual
-    usage when it ends, so concurrent calls cannot jointly overshoot.  The
-    first refusal is final for the run: the stage stops rather than filling
-    the remaining room with whichever later requests happen to be small.  One
-    ledger can be shared by the batches and stages of a flow run (see
-    :func:`run_ledger`); a lock keeps it exact when stage tasks run in threads.
+    Each attempt — a first try or a retry — reserves its estimate before it is
+    sent and settles when it ends, so concurrent calls cannot jointly
+    overshoot.  The first refusal is final for the run: the stage stops rather
+    than filling the remaining room with whichever later requests happen to
+    be small.  One ledger can be shared by the batches and stages of a flow
+    run (see :func:`run_ledger`); a lock keeps it exact when stage tasks run in
+    threads.
     """
 
     def __init__(self, budget: Budget | None) -> None:
@@ -88,7 +97,7 @@ class BudgetLedger:
         return budget if isinstance(budget, BudgetLedger) else cls(budget)
 
     def reserve(self, request: LLMRequest, spec: ModelSpec) -> _Reservation | None:
-        """Room for one more call, or None when it could exceed a limit (and from then on)."""
+        """Room for one more attempt, or None when it could exceed a limit (and from then on)."""
         tokens = estimated_tokens(request)
         usd = spec.cost_usd(estimated_input_tokens(request), request.max_tokens)
         limits = self.budget
@@ -112,8 +121,9 @@ class BudgetLedger:
             self._reserved_usd += usd
         return _Reservation(tokens, usd)
 
-    def settle(self, reservation: _Reservation, tokens: int, usd: float) -> None:
-        """Replace a call's estimate by what it actually used (zero for a failed call)."""
+    def settle(self, reservation: _Reservation, used: tuple[int, float] | None) -> None:
+        """Replace an attempt's estimate by its reported usage, (tokens, USD); without one the estimate stays spent."""
+        tokens, usd = used if used is not None else (reservation.tokens, reservation.usd)
         with self._lock:
             self._reserved_tokens -= reservation.tokens
             self._reserved_usd -= reservation.usd

@@ -6,18 +6,23 @@
 1. an ``ok`` row in the warehouse's ``llm_calls`` answers it without a call
    (status ``cached``); ``failed`` rows are not served, so a rerun retries
    what failed last time;
-2. the :class:`Budget` must have room for it, else it is ``skipped_budget``
-   and so is every later one — the stage stops cleanly, and a rerun with a new
-   budget resumes, since what was done is cached;
-3. at most ``max_concurrency`` calls are in flight, paced to the entry's
-   ``rpm`` and ``tpm`` (tokens estimated as in :mod:`tasks.llm.budget`); the
-   limits hold within one ``run``, so batches run side by side in one process
-   each get the full rate;
+2. every attempt — the first and each retry — must fit in the
+   :class:`Budget`, else the request is ``skipped_budget`` and so is every
+   later one: the stage stops cleanly, and a rerun with a new budget resumes,
+   since what was done is cached;
+3. at most ``max_concurrency`` requests to the model are in flight in the
+   whole process, paced to the entry's ``rpm`` and ``tpm`` (tokens estimated
+   as in :mod:`tasks.llm.budget`).  The limits are the model's, not a
+   batch's: the batches of parallel cells, whatever thread, client or event
+   loop they come from, share one semaphore and one pair of limiters
+   (see :class:`_CallLoop`);
 4. transient errors and malformed replies are retried with exponential backoff
    and jitter, waiting at least what a ``Retry-After`` header asks (capped by
    the policy's ``max_delay``); permanent errors fail at once;
 5. the outcome is written to ``llm_calls`` as soon as the call ends, in its own
-   transaction, so a crash loses no paid work.
+   transaction, so a crash loses no paid work;
+6. the reply is read past any echo of the prompt: ``CallResult.answer`` is
+   the model's own answer, what the stages parse.
 
 One item failing never fails the batch: its result carries the reason.  An
 unexpected exception (a bug) stops the run; the calls finished before it are
@@ -27,9 +32,15 @@ already stored.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import logging
+import os
+import threading
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
@@ -40,6 +51,7 @@ from tasks.errors import ConfigError
 from tasks.llm.backends import Backend, create_backend
 from tasks.llm.budget import Budget, BudgetLedger, estimate_cost, estimated_tokens
 from tasks.llm.cache import cached_responses, request_hash, store_call
+from tasks.llm.parsing import echo_end
 from tasks.llm.registry import ModelSpec, Registry
 from tasks.llm.types import CallResult, LLMError, LLMRequest, LLMResponse, MalformedResponseError, TransientLLMError
 from tasks.warehouse.db import Warehouse
@@ -47,23 +59,95 @@ from tasks.warehouse.db import Warehouse
 log = logging.getLogger(__name__)
 
 Sleep = Callable[[float], Awaitable[None]]
+T = TypeVar("T")
 _RETRYABLE = (TransientLLMError, MalformedResponseError)
 
 
-class _Pacer:
-    """Requests- and tokens-per-minute limits of one model for one run (leaky buckets)."""
+class _Limits:
+    """One model's concurrency gate and requests-/tokens-per-minute limiters (leaky buckets)."""
 
     def __init__(self, spec: ModelSpec) -> None:
+        self.gate = asyncio.Semaphore(spec.max_concurrency)
         self._requests = AsyncLimiter(spec.rpm, 60) if spec.rpm else None
         self._tokens = AsyncLimiter(spec.tpm, 60) if spec.tpm else None
         self._tpm = spec.tpm or 0
 
-    async def wait(self, request: LLMRequest) -> None:
+    async def pace(self, request: LLMRequest) -> None:
+        """Wait until one more request, with its estimated tokens, fits in the model's rates."""
         if self._requests is not None:
             await self._requests.acquire()
         if self._tokens is not None:
             # one request larger than a minute's allowance still goes, after waiting for a full bucket
             await self._tokens.acquire(min(estimated_tokens(request), self._tpm))
+
+
+class _CallLoop:
+    """The event loop, in a daemon thread, on which every model call of the process runs.
+
+    A model's limits must hold across all the batches of a process — a flow
+    runs its cells in parallel threads, each with its own client and its own
+    event loop — but asyncio's semaphores and aiolimiter's limiters belong to
+    the loop they are first used on.  So batches do not call from their own
+    loops: they hand their calls to this one, where each model has one
+    :class:`_Limits`.  Limits are keyed by the registry entry (every field):
+    every client built from one registry shares them, and an entry with other
+    limits or another endpoint is another model.  A forked child gets its own
+    loop (see :func:`_call_loop`).
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.loop = asyncio.new_event_loop()
+        self._limits: dict[ModelSpec, _Limits] = {}
+        self._lock = threading.Lock()
+        threading.Thread(target=self.loop.run_forever, name="babelbench-llm-calls", daemon=True).start()
+
+    def limits(self, spec: ModelSpec) -> _Limits:
+        with self._lock:
+            if spec not in self._limits:
+                self._limits[spec] = _Limits(spec)
+            return self._limits[spec]
+
+    def submit(self, calls: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Start ``calls`` on this loop in the caller's context, so a Prefect run's log context goes along."""
+        return asyncio.run_coroutine_threadsafe(_in_context(calls, contextvars.copy_context()), self.loop)
+
+
+async def _in_context(calls: Coroutine[Any, Any, T], context: contextvars.Context) -> T:
+    return await asyncio.get_running_loop().create_task(calls, context=context)
+
+
+_current_loop: _CallLoop | None = None
+_current_loop_lock = threading.Lock()
+
+
+def _call_loop() -> _CallLoop:
+    """This process's call loop, started on first use (and again in a forked child, which has no thread of it)."""
+    global _current_loop
+    with _current_loop_lock:
+        if _current_loop is None or _current_loop.pid != os.getpid():
+            _current_loop = _CallLoop()
+        return _current_loop
+
+
+@dataclass
+class _Batch:
+    """One run's requests for one model: the answers the cache had and the requests left to call."""
+
+    spec: ModelSpec
+    stage: str
+    keys: list[str]  # one per request, in order
+    requests: dict[str, LLMRequest]  # the distinct requests by key
+    outcomes: dict[str, CallResult]
+    pending: dict[str, LLMRequest]
+    ledger: BudgetLedger
+
+    def results(self) -> list[CallResult]:
+        """One result per request, in order, each with the model's own answer; logs the batch's summary."""
+        answered = {key: _answered(result, self.requests[key]) for key, result in self.outcomes.items()}
+        results = [answered[key] for key in self.keys]
+        _log_summary(self.spec.name, self.stage, results)
+        return results
 
 
 class LLMClient:
@@ -91,33 +175,27 @@ class LLMClient:
 
         ``budget`` is a :class:`Budget` for this batch alone, or a :class:`BudgetLedger`
         shared with the other batches of a stage or flow run.  Before the first
-        paid call the estimate of what the batch may cost is logged.
+        paid call the estimate of what the batch may cost is logged.  The calls
+        run on the process's call loop; awaiting them leaves this loop free.
         """
-        spec = self.registry.get(model_name)
-        _check_modes(spec, requests)
-        keys = [request_hash(spec, request) for request in requests]
-        outcomes: dict[str, CallResult] = {
-            key: CallResult("cached", key, response=response) for key, response in cached_responses(self.wh, keys).items()
-        }
-        pending: dict[str, LLMRequest] = {}
-        for key, request in zip(keys, requests):
-            if key not in outcomes:
-                pending.setdefault(key, request)
-        if pending:
-            tokens, usd = estimate_cost(spec, list(pending.values()))
-            log.info("%s on %s: %d calls to make (%d cached), at most ~%d tokens, ~$%.4f",
-                     stage, model_name, len(pending), len(outcomes), tokens, usd)
-            ledger = BudgetLedger.of(budget)
-            outcomes |= await self._call_all(spec, pending, stage, ledger)
-        results = [outcomes[key] for key in keys]
-        _log_summary(model_name, stage, results)
-        return results
+        batch = self._batch(model_name, requests, stage, budget)
+        if batch.pending:
+            batch.outcomes |= await asyncio.wrap_future(self._submit(batch))
+        return batch.results()
 
     def run_sync(
         self, model_name: str, requests: Sequence[LLMRequest], *, stage: str, budget: Budget | BudgetLedger | None = None
     ) -> list[CallResult]:
-        """:meth:`run` from synchronous code (a plain Prefect task); not from inside a running event loop."""
-        return asyncio.run(self.run(model_name, requests, stage=stage, budget=budget))
+        """:meth:`run` from synchronous code (a plain Prefect task, a worker thread); coroutines await :meth:`run`."""
+        batch = self._batch(model_name, requests, stage, budget)
+        if batch.pending:
+            calls = self._submit(batch)
+            try:
+                batch.outcomes |= calls.result()
+            except BaseException:
+                calls.cancel()  # interrupted while waiting (Ctrl-C): the batch's calls stop too
+                raise
+        return batch.results()
 
     def estimate_cost(self, model_name: str, requests: Sequence[LLMRequest]) -> tuple[int, float]:
         """(tokens, USD) the requests not yet cached may cost at most: what to print before paying."""
@@ -127,23 +205,42 @@ class LLMClient:
         return estimate_cost(spec, [request for key, request in by_key.items() if key not in cached])
 
     # -- internals -------------------------------------------------------------------
-    async def _call_all(
-        self, spec: ModelSpec, pending: dict[str, LLMRequest], stage: str, ledger: BudgetLedger
-    ) -> dict[str, CallResult]:
-        backend = create_backend(spec)
-        pacer = _Pacer(spec)
-        gate = asyncio.Semaphore(spec.max_concurrency)
+    def _batch(
+        self, model_name: str, requests: Sequence[LLMRequest], stage: str, budget: Budget | BudgetLedger | None
+    ) -> _Batch:
+        """The batch's cached answers and what is left to call, read in the caller's thread; logs the estimate."""
+        spec = self.registry.get(model_name)
+        _check_modes(spec, requests)
+        keys = [request_hash(spec, request) for request in requests]
+        by_key = dict(zip(keys, requests))
+        outcomes = {key: CallResult("cached", key, response=response)
+                    for key, response in cached_responses(self.wh, keys).items()}
+        pending = {key: request for key, request in by_key.items() if key not in outcomes}
+        if pending:
+            tokens, usd = estimate_cost(spec, list(pending.values()))
+            log.info("%s on %s: %d calls to make (%d cached), at most ~%d tokens, ~$%.4f",
+                     stage, model_name, len(pending), len(outcomes), tokens, usd)
+        return _Batch(spec, stage, keys, by_key, outcomes, pending, BudgetLedger.of(budget))
+
+    def _submit(self, batch: _Batch) -> concurrent.futures.Future[dict[str, CallResult]]:
+        calls = _call_loop()
+        return calls.submit(self._call_all(batch, calls.limits(batch.spec)))
+
+    async def _call_all(self, batch: _Batch, limits: _Limits) -> dict[str, CallResult]:
+        """The batch's pending requests, on the call loop, at most the model's concurrency at a time."""
+        # made in a worker thread: loading a local model takes seconds, and other models' calls share this loop
+        backend = await asyncio.to_thread(create_backend, batch.spec)
         outcomes: dict[str, CallResult] = {}
 
         async def one(key: str, request: LLMRequest, bar: tqdm) -> None:
-            async with gate:
-                outcomes[key] = await self._call_one(backend, spec, key, request, stage, ledger, pacer)
+            async with limits.gate:
+                outcomes[key] = await self._call_one(backend, limits, batch, key, request)
             bar.update()
 
         try:
-            with tqdm(total=len(pending), desc=f"{stage}: {spec.name}", unit="call", disable=None) as bar:
+            with tqdm(total=len(batch.pending), desc=f"{batch.stage}: {batch.spec.name}", unit="call", disable=None) as bar:
                 async with asyncio.TaskGroup() as group:
-                    for key, request in pending.items():
+                    for key, request in batch.pending.items():
                         group.create_task(one(key, request, bar))
         except BaseExceptionGroup as failure:
             raise failure.exceptions[0]  # the bug itself, not a group of one
@@ -151,13 +248,9 @@ class LLMClient:
             await backend.aclose()
         return outcomes
 
-    async def _call_one(
-        self, backend: Backend, spec: ModelSpec, key: str, request: LLMRequest, stage: str,
-        ledger: BudgetLedger, pacer: _Pacer,
-    ) -> CallResult:
-        reservation = ledger.reserve(request, spec)
-        if reservation is None:
-            return CallResult("skipped_budget", key)
+    async def _call_one(self, backend: Backend, limits: _Limits, batch: _Batch, key: str, request: LLMRequest) -> CallResult:
+        """One request: attempts while the budget has room and the retry policy allows, then its stored outcome."""
+        spec, ledger = batch.spec, batch.ledger
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.policy.attempts),
             wait=self._wait,
@@ -166,26 +259,41 @@ class LLMClient:
             reraise=True,
             before_sleep=_log_retry,
         )
-        attempts = 0
+        sent = 0
         response: LLMResponse | None = None
+        last_failure: LLMError | None = None
         error: str | None = None
+        stopped_by_budget = False
         try:
             async for attempt in retrying:
                 with attempt:
-                    attempts = attempt.retry_state.attempt_number
-                    await pacer.wait(request)
-                    response = await backend.complete(request)
-        except LLMError as exc:
-            error = _reason(exc, attempts)
+                    reservation = ledger.reserve(request, spec)
+                    if reservation is None:
+                        stopped_by_budget = True
+                        break
+                    sent += 1
+                    try:
+                        await limits.pace(request)
+                        response = await backend.complete(request)
+                    except LLMError as failure:
+                        last_failure = failure
+                        raise
+                    finally:
+                        ledger.settle(reservation, _usage(spec, response))
+        except LLMError as failure:
+            error = _reason(failure, sent)
+        if stopped_by_budget:
+            if not sent:
+                return CallResult("skipped_budget", key)
+            error = f"stopped by the budget after {sent} attempts: {last_failure}"
         cost = spec.cost_usd(response.input_tokens, response.output_tokens) if response else 0.0
         await asyncio.to_thread(
-            store_call, self.wh, key=key, model_name=spec.name, spec=spec, request=request, stage=stage,
-            attempts=attempts, response=response, cost_usd=cost, error=error,
+            store_call, self.wh, key=key, model_name=spec.name, spec=spec, request=request, stage=batch.stage,
+            attempts=sent, response=response, cost_usd=cost, error=error,
         )
-        ledger.settle(reservation, response.input_tokens + response.output_tokens if response else 0, cost)
-        if response is None:
-            return CallResult("failed", key, error=error, attempts=attempts)
-        return CallResult("ok", key, response=response, cost_usd=cost, attempts=attempts)
+        if response is not None:
+            return CallResult("ok", key, response=response, cost_usd=cost, attempts=sent)
+        return CallResult("skipped_budget" if stopped_by_budget else "failed", key, error=error, attempts=sent)
 
     def _wait(self, state: RetryCallState) -> float:
         """Exponential backoff with jitter, unless the server said how long to wait."""
@@ -193,6 +301,21 @@ class LLMClient:
         if isinstance(error, TransientLLMError) and error.retry_after is not None:
             return min(error.retry_after, self.policy.max_delay)
         return self._exponential(state)
+
+
+def _usage(spec: ModelSpec, response: LLMResponse | None) -> tuple[int, float] | None:
+    """(tokens, USD) an attempt reported; None when it returned nothing (the ledger then keeps its estimate)."""
+    if response is None:
+        return None
+    return response.input_tokens + response.output_tokens, spec.cost_usd(response.input_tokens, response.output_tokens)
+
+
+def _answered(result: CallResult, request: LLMRequest) -> CallResult:
+    """``result`` marking where the model's own answer starts: past any echo of the prompt."""
+    if result.response is None:
+        return result
+    start = echo_end(result.response.text, request.prompt_text, at_start=request.mode == "completion")
+    return replace(result, answer_start=start)
 
 
 def _check_modes(spec: ModelSpec, requests: Sequence[LLMRequest]) -> None:

@@ -6,8 +6,18 @@ would accept.  Each reader here accepts those variations and, when it still
 finds nothing, returns ``parse_failed`` with a reason that is stored on the
 item — nothing is dropped silently.
 
+Readers are given the model's own answer, never the raw reply: a model that
+repeats its prompt first would otherwise hand them the prompt's worked
+examples, and the first verdict or pair found would be the example's.  The
+client knows each request's prompt, so it cuts the echo once for every stage
+(:func:`echo_end`, giving :attr:`tasks.llm.types.CallResult.answer`); the
+raw reply stays in ``llm_calls`` for audit.  After the cut the first match is
+the model's answer in both modes: a chat model answers once, and a completion
+model that carries the few-shot pattern on after its answer writes its own
+answer first.
+
 Completion prompts end with the label the model should continue ("Question:"),
-so the reply lacks it: pass that label as ``primed`` and it is put back before
+so the answer lacks it: pass that label as ``primed`` and it is put back before
 parsing.
 """
 
@@ -36,6 +46,47 @@ class Parsed:
 
 def failed(reason: str) -> Parsed:
     return Parsed("parse_failed", None, reason)
+
+
+#: How much of the prompt's ending (non-space characters) a reply must repeat to count as an echo: more than
+#: any label of the few-shot pattern ("Question:", "<related>") that a completion model writes again after its
+#: answer, so only a repetition of the instance the prompt ends with — the text it asks about — qualifies.
+ECHO_MIN_CHARS = 40
+
+
+def echo_end(reply: str, prompt: str, *, at_start: bool = False) -> int:
+    """Where the model's own answer starts in ``reply``: right after its repetition of ``prompt``, else 0.
+
+    Some models repeat the prompt before answering — all of it or from some
+    line on, often re-wrapped — and some endpoints return the prompt with the
+    completion.  An echo is recognised by the prompt's ending appearing in
+    the reply, whitespace ignored: its last lines, as few as hold
+    :data:`ECHO_MIN_CHARS` non-space characters (the whole prompt if it is
+    shorter).  Whole lines, so that an answer copying the end of the text it
+    was given (a translation that leaves a name as it is) is not mistaken for
+    an echo: the repetition must include the line's label too.  The answer
+    starts after the first appearance.
+
+    ``at_start`` is for completion models: their echo is the endpoint's,
+    the prompt (or its end, if the server cut it to the context) ahead of the
+    completion, so the reply must open with it.  Whatever a completion model
+    writes after its answer — the few-shot pattern carried on, the instance
+    itself repeated — then never hides the answer it wrote first.
+    """
+    tail = ""
+    for line in reversed(prompt.splitlines()):
+        tail = "".join(line.split()) + tail
+        if len(tail) >= ECHO_MIN_CHARS:
+            break
+    if not tail:
+        return 0
+    kept = [index for index, char in enumerate(reply) if not char.isspace()]
+    squeezed = "".join(reply[index] for index in kept)
+    found = squeezed.find(tail)
+    before_tail = "".join(prompt.split())[: -len(tail)]
+    if found < 0 or (at_start and not before_tail.endswith(squeezed[:found])):
+        return 0
+    return kept[found + len(tail) - 1] + 1
 
 
 _LABEL = r"[*_#\s]*{name}[*_\s]*[:：][*_\s]*"

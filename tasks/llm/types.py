@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tasks.errors import BabelbenchError
+from tasks.llm.redact import redact
 
 Status = Literal["ok", "cached", "failed", "skipped_budget"]
 
@@ -63,6 +64,13 @@ class LLMRequest(BaseModel):
             return sum(len(m.content) for m in self.messages)
         return len(self.prompt or "")
 
+    @property
+    def prompt_text(self) -> str:
+        """What the model reads: the completion prompt, or the chat messages' contents in order."""
+        if self.messages is not None:
+            return "\n".join(m.content for m in self.messages)
+        return self.prompt or ""
+
 
 @dataclass(frozen=True)
 class LLMResponse:
@@ -82,7 +90,11 @@ class CallResult:
 
     ``ok``: called now; ``cached``: served from the warehouse without a call;
     ``failed``: ``error`` says why (after retries, for transient errors);
-    ``skipped_budget``: not called because the budget would have been exceeded.
+    ``skipped_budget``: not called, or not retried, because the budget would
+    have been exceeded (``error`` then says what the attempts made got).
+
+    ``response.text`` is the raw reply, as stored; :attr:`answer` is what
+    readers parse.
     """
 
     status: Status
@@ -91,10 +103,24 @@ class CallResult:
     error: str | None = None
     cost_usd: float = 0.0
     attempts: int = 0
+    answer_start: int = 0  # where the model's own answer starts in response.text, past any echo of the prompt
+
+    @property
+    def answer(self) -> str:
+        """The model's own answer: the reply past any echo of its prompt (see :func:`tasks.llm.parsing.echo_end`)."""
+        return self.response.text[self.answer_start:] if self.response is not None else ""
 
 
 class LLMError(BabelbenchError):
-    """A model call failed; the subclass says whether retrying can help."""
+    """A model call failed; the subclass says whether retrying can help.
+
+    The message is redacted as the error is made (:mod:`tasks.llm.redact`): it
+    carries the provider's text, which may echo the API key, and it is stored
+    in ``llm_calls`` and items' reasons and logged on every retry.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 class TransientLLMError(LLMError):

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from tasks.errors import ConfigError
 from tasks.metrics.bootstrap import bootstrap_ci
-from tasks.metrics.ranking import METRICS, evaluate_run
+from tasks.metrics.ranking import METRICS, evaluate_run, queries_without_relevant_hits
 from tasks.rankers.base import Ranker
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_TABLES, RANKING_SCHEMA, ShardWriter, cell_dir
@@ -49,6 +49,7 @@ def evaluate(wh: Warehouse, collection: str, ranker: Ranker, split: str, eval_id
     result = EvalResult(eval_id)
     writer = ShardWriter(wh.lake_root, cell_dir(wh.lake_root, "rankings", eval_id, eval_id), LAKE_TABLES["rankings"], eval_id)
     per_direction_means: dict[str, list[float]] = defaultdict(list)
+    nothing_found: list[str] = []  # "src>tgt: n of m queries", for directions with queries that found nothing relevant
     for src, tgt in directions:
         qrels = _qrels(wh, collection, src, tgt, split)
         if not qrels:
@@ -64,7 +65,11 @@ def evaluate(wh: Warehouse, collection: str, ranker: Ranker, split: str, eval_id
                 for name, value in zip(RANKING_SCHEMA.names, (eval_id, src, tgt, query_id, doc_id, rank, score), strict=True):
                     columns[name].append(value)
         writer.add_table(pa.table(columns, schema=RANKING_SCHEMA))
-        scores = evaluate_run({q: [d for d, _ in hits] for q, hits in ranking.items()}, qrels)
+        run = {q: [d for d, _ in hits] for q, hits in ranking.items()}
+        scores = evaluate_run(run, qrels)
+        missed = len(queries_without_relevant_hits(run, qrels))
+        if missed:
+            nothing_found.append(f"{src}>{tgt}: {missed} of {len(qrels)} queries")
         for metric in METRICS:
             values = [scores[metric][q] for q in sorted(qrels)]
             mean, low, high = bootstrap_ci(values, n_resamples=n_resamples)
@@ -75,6 +80,10 @@ def evaluate(wh: Warehouse, collection: str, ranker: Ranker, split: str, eval_id
                                  for q, v in zip(sorted(qrels), values, strict=True)]
     if not per_direction_means:
         raise ConfigError(f"collection {collection!r} has no queries in split {split!r}")
+    if nothing_found:
+        log.warning("%s retrieved no relevant (judged, label > 0) document in its top %d for some queries, which"
+                    " score 0: %s. A lexical ranker does that where query and document languages share no terms"
+                    " (e.g. across scripts).", ranker.name, k, "; ".join(nothing_found))
     for metric, means in per_direction_means.items():
         mean, low, high = bootstrap_ci(means, n_resamples=n_resamples)  # directions as the unit of the average
         result.metrics.append({"eval_id": eval_id, "src_lang": ALL, "tgt_lang": ALL, "metric": metric,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
 from collections.abc import Hashable, Mapping, Sequence
 
 from tasks.pairing.config import SELF_LABEL
@@ -75,24 +76,74 @@ def recall_at_k(ranked_doc_ids: Sequence[Hashable], relevant_doc_ids: Sequence[H
     return len(relevant.intersection(ranked_doc_ids[:k])) / len(relevant)
 
 
+def id_form(doc_id: Hashable) -> str:
+    """The form of a document id: ``integer``, ``digit string``, ``string`` or the type's name.
+
+    Integers of any type (int, numpy integers) are one form because they
+    compare equal; a string of digits is told from other strings because an
+    export's ``"640"`` never equals a warehouse's ``640`` nor an id like ``"doc-7"``.
+    """
+    if isinstance(doc_id, numbers.Integral) and not isinstance(doc_id, bool):
+        return "integer"
+    if isinstance(doc_id, str):
+        return "digit string" if doc_id.isdigit() else "string"
+    return type(doc_id).__name__
+
+
+def id_type_mismatch(
+    run: Mapping[Hashable, Sequence[Hashable]], qrels: Mapping[Hashable, Mapping[Hashable, int]]
+) -> str | None:
+    """Why no document of the run can ever match a judged one, or None when they can.
+
+    Documents are matched by equality, so a run of ``str`` ids scored against
+    ``int`` qrels (a run read back from an export, qrels from the warehouse)
+    scores 0 everywhere without any error. The forms (``id_form``) of the two
+    sides are compared: only when they share none is it a mismatch. A run whose
+    ids have the right form but find nothing judged is a legitimate result, not
+    a type problem (``queries_without_relevant_hits`` counts those).
+    """
+    run_forms = {id_form(doc_id) for ranking in run.values() for doc_id in ranking}
+    judged_forms = {id_form(doc_id) for judged in qrels.values() for doc_id in judged}
+    if not run_forms or not judged_forms or run_forms & judged_forms:
+        return None
+    return (f"doc ids of the run: {', '.join(sorted(run_forms))}; of the qrels: {', '.join(sorted(judged_forms))};"
+            " no retrieved document can match a judged one")
+
+
+def queries_without_relevant_hits(
+    run: Mapping[Hashable, Sequence[Hashable]], qrels: Mapping[Hashable, Mapping[Hashable, int]]
+) -> list[Hashable]:
+    """The judged queries (in ``qrels`` order) none of whose retrieved documents has a positive label.
+
+    Such a query scores 0 on every metric. Relevant rather than merely judged:
+    in a CLIRMatrix collection every judged document except the random label-0
+    padding is relevant, and retrieving a padding document by chance says
+    nothing. A query the run does not rank at all counts too. For a lexical
+    ranker this is legitimate where query and documents share no terms
+    (ja titles against de articles), so it is reported, not treated as an error.
+    """
+    return [query_id for query_id, judged in qrels.items()
+            if not any(judged.get(doc_id, 0) > 0 for doc_id in run.get(query_id, ()))]
+
+
 def evaluate_run(
-    run: Mapping[str, Sequence[Hashable]], qrels: Mapping[str, Mapping[Hashable, int]]
-) -> dict[str, dict[str, float]]:
+    run: Mapping[Hashable, Sequence[Hashable]], qrels: Mapping[Hashable, Mapping[Hashable, int]]
+) -> dict[str, dict[Hashable, float]]:
     """Per metric (``METRICS``), per judged query, the score of a ranked run.
 
     Every query of ``qrels`` is scored; one missing from the run scores 0 on
     every metric, so a system cannot gain by skipping hard queries. Queries of
     the run that have no judgements are ignored. Documents are matched by
-    equality, so run and qrels must use the same id type (both str or both int).
+    equality, so run and qrels must use the same id type; when the forms of
+    their ids share nothing (``id_type_mismatch``) a warning says so, because
+    the scores are then all 0 for a reason that is not the ranker's.
     """
-    scores: dict[str, dict[str, float]] = {name: {} for name in METRICS}
-    retrieved_judged = 0
+    scores: dict[str, dict[Hashable, float]] = {name: {} for name in METRICS}
     for query_id, judged in qrels.items():
         ranking = list(run.get(query_id, ()))
         if len(set(ranking)) != len(ranking):
             raise ValueError(f"run, query {query_id}: a document is ranked twice")
         ranked_labels = [judged.get(doc_id, 0) for doc_id in ranking]
-        retrieved_judged += sum(doc_id in judged for doc_id in ranking)
         all_labels = list(judged.values())
         scores["ndcg@1"][query_id] = ndcg_at_k(ranked_labels, all_labels, 1)
         scores["ndcg@5"][query_id] = ndcg_at_k(ranked_labels, all_labels, 5)
@@ -100,6 +151,7 @@ def evaluate_run(
         scores["ndcg@10_no6"][query_id] = ndcg_without_label(ranked_labels, all_labels, 10)
         scores["mrr_self"][query_id] = mrr_of_label(ranked_labels)
         scores["recall@100"][query_id] = recall_at_k(ranking, [d for d, label in judged.items() if label > 0], 100)
-    if qrels and run and retrieved_judged == 0:
-        logger.warning("no retrieved document of the run is judged: do run and qrels use the same doc id type?")
+    mismatch = id_type_mismatch(run, qrels)
+    if mismatch is not None:
+        logger.warning("%s: do run and qrels use the same doc id type?", mismatch)
     return scores

@@ -8,6 +8,7 @@ renders the whole recipe as one form. Defaults follow the recommendations of
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -87,7 +88,11 @@ class ClirConfig(BaseModel):
     )
     pad: bool = Field(
         True,
-        description="Pad every 'base' query to top_k candidates with random label-0 documents, flagged as padding.",
+        description=(
+            "Pad every 'base' query to top_k candidates with random label-0 documents, flagged as padding. "
+            "Padding only fills up: a query with more judgements than top_k (its own article appended after "
+            "top_k hits) keeps them all."
+        ),
     )
     pad_seed: int = Field(13, description="Seed of the padding draw (combined with each query's id).")
     min_documents: int = Field(
@@ -100,8 +105,11 @@ class ClirConfig(BaseModel):
     multi_languages: tuple[str, ...] = Field(
         ("ar", "de", "en", "es", "fr", "ja", "ru", "zh"),
         description=(
-            "Languages of the MULTI collection: only topics with an article in every one of them are "
-            "queries. The paper's MULTI-8 set is the default."
+            "Languages the MULTI collection may span: a build's MULTI collection covers those of the build's "
+            "languages that are listed here, only topics with an article in every one of them are queries, and "
+            "each query gets candidates from each of the others. The paper's MULTI-8 set is the default, so a "
+            "build of many languages (the paper's 139) still makes MULTI-8, and a smaller build makes MULTI "
+            "over those of the eight it has."
         ),
     )
 
@@ -132,3 +140,13 @@ class ClirConfig(BaseModel):
         if total == 0:
             return {name: 0.0 for name in self.split_sizes}
         return {name: size / total for name, size in self.split_sizes.items()}
+
+    def multi_langs(self, langs: Sequence[str]) -> list[str]:
+        """The MULTI languages of a build over ``langs``: those in ``multi_languages``, in the build's order.
+
+        Languages of ``multi_languages`` that the build does not have cannot be
+        in MULTI (they have no retrieval to take judgements from); languages of
+        the build outside ``multi_languages`` are in the BI collection only.
+        """
+        wanted = set(self.multi_languages)
+        return [lang for lang in langs if lang in wanted]

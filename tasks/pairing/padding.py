@@ -1,9 +1,11 @@
 """Padding 'base' queries to a fixed number of candidates (CLIRMatrix step 8).
 
-Every query of the 'base' collection has exactly K candidates, so a reranker
-sees the same number of documents per query. The missing ones are random
+Every query of the 'base' collection is filled up to K candidates, so a
+reranker sees the same number of documents per query. The missing ones are random
 documents labelled 0; each row says whether it is padding, so evaluations can
-leave padding out or count it.
+leave padding out or count it. Padding only fills up: every judged document
+stays, so a query whose own article was appended after its K hits keeps all
+K + 1 judgements and gets no padding.
 """
 
 from __future__ import annotations
@@ -30,26 +32,26 @@ def _query_rng(seed: int, query_id: str) -> random.Random:
 def pad(
     results: Sequence[tuple[int, int]], pool: Sequence[int], k: int, seed: int, query_id: str
 ) -> list[tuple[int, int, bool]]:
-    """Exactly ``k`` rows ``(doc_id, label, is_pad)`` for one query, when the pool allows.
+    """All judged ``results`` as ``(doc_id, label, False)``, then padding ``(doc_id, 0, True)`` up to ``k`` rows.
 
-    The judged ``results`` come first, best label first, then by doc id. If
-    there are more than ``k`` of them (an appended own article can make K+1),
-    the ``k`` best-labelled are kept, ties broken by doc id: the high labels are
-    what the exponential-gain NDCG rewards. Padding documents are drawn without
-    replacement from ``pool`` minus the results, labelled 0. ``pool`` must come
-    in a stable order (e.g. sorted doc ids) for the draw to be reproducible. If
-    the pool holds too few new documents, the query gets as many as there are
-    and stays short of ``k``.
+    The judged results come first, best label first, then by doc id, and none
+    is ever dropped: they are the query's relevance judgements, and cutting the
+    lowest-labelled one to make room for an appended own article (label 6)
+    would turn a relevant document into an unjudged one. So a query with more
+    than ``k`` judgements keeps them all and gets no padding. Padding
+    documents are drawn without replacement from ``pool`` minus the results,
+    labelled 0. ``pool`` must come in a stable order (e.g. sorted doc ids) for
+    the draw to be reproducible. If the pool holds too few new documents, the
+    query gets as many as there are and stays short of ``k``.
     """
     if k < 0:
         raise ValueError(f"query {query_id}: k must not be negative, got {k}")
     present = [doc_id for doc_id, _ in results]
     if len(set(present)) != len(present):
         raise ValueError(f"query {query_id}: a document appears twice among the results")
-    kept = sorted(results, key=lambda item: (-item[1], item[0]))[:k]
-    rows = [(doc_id, label, False) for doc_id, label in kept]
+    rows = [(doc_id, label, False) for doc_id, label in sorted(results, key=lambda item: (-item[1], item[0]))]
     needed = k - len(rows)
-    if needed == 0:
+    if needed <= 0:
         return rows
     taken = set(present)
     rng = _query_rng(seed, query_id)

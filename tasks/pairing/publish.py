@@ -17,20 +17,26 @@ def export_collection(wh: Warehouse, collection: str, out: Path) -> dict[str, in
 
     Splits are the base ones (train, dev, test1, test2) plus ``full`` with every query.
 
-    Padding rows are exported like any label-0 candidate (the published format
-    has no pad flag; the warehouse keeps it). Returns files written → rows.
+    As in the published CLIRMatrix collections, the base splits carry their
+    padding as ordinary label-0 candidates (bi139-base: 100 candidates per
+    query) and ``full`` carries the judgements alone (bi139-full is not
+    padded): the format has no pad flag, so a padding row in ``full`` would read
+    as a real judgement that the document is irrelevant. The warehouse keeps
+    the flag (``clir_qrels.is_pad``). Returns files written → rows.
     """
     rows = wh.query(
-        "SELECT q.src_lang, q.tgt_lang, q.split, q.query_id, d.title, q.doc_id, q.label FROM clir_qrels q"
+        "SELECT q.src_lang, q.tgt_lang, q.split, q.query_id, d.title, q.doc_id, q.label, q.is_pad FROM clir_qrels q"
         " JOIN documents d ON d.lang = q.src_lang AND d.page_id = q.query_id"
-        " WHERE q.collection = ? ORDER BY q.src_lang, q.tgt_lang, q.split, q.query_id, q.label DESC, q.doc_id",
+        " WHERE q.collection = ? ORDER BY q.src_lang, q.tgt_lang, q.query_id, q.label DESC, q.doc_id",
         [collection])
     if not rows:
         raise ConfigError(f"collection {collection!r} has no qrels to export")
     grouped: dict[tuple[str, str, str], dict[tuple[int, str], list[tuple[str, int]]]] = defaultdict(lambda: defaultdict(list))
-    for src, tgt, split, query_id, title, doc_id, label in rows:
-        for name in {split, UNSPLIT}:  # the full collection holds every query, the base splits their share
-            grouped[(src, tgt, name)][(query_id, title)].append((str(doc_id), label))
+    for src, tgt, split, query_id, title, doc_id, label, is_pad in rows:
+        if split != UNSPLIT:  # a base split: its queries with their padding
+            grouped[(src, tgt, split)][(query_id, title)].append((str(doc_id), label))
+        if not is_pad:  # the full collection: every query, judgements only
+            grouped[(src, tgt, UNSPLIT)][(query_id, title)].append((str(doc_id), label))
     written: dict[str, int] = {}
     for (src, tgt, split), queries in grouped.items():
         path = qrels_path(out, collection, src, tgt, split)

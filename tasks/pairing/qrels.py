@@ -4,7 +4,9 @@ BI X→Y: each X title query's labelled X hits are projected through their QIDs
 onto Y articles. MULTI: for a topic present in every chosen language, a query
 in X gets, for every other language Y, Y's own monolingual judgements for Y's
 title of that topic. Queries are kept when they have at least one relevant
-(label > 0) target document; splits are QID-disjoint and padding is flagged.
+(label > 0) target document; splits are QID-disjoint. Queries of a base split
+are padded (CLIRMatrix pads the 'base' collection only) and padding is flagged;
+a query in no base split (full collection only) holds just its judgements.
 """
 
 from __future__ import annotations
@@ -77,20 +79,32 @@ def build_bi(wh: Warehouse, collection: str, src: str, tgt: str, config: ClirCon
     rows = (
         (collection, src, tgt, splits[query_id], query_id, doc_id, label, is_pad)
         for query_id in sorted(judged)
-        for doc_id, label, is_pad in _padded(judged[query_id], pool, config, f"{src}>{tgt}:{query_id}")
+        for doc_id, label, is_pad in _padded(judged[query_id], splits[query_id], pool, config,
+                                             f"{src}>{tgt}:{query_id}")
     )
     return _write(wh, cell, fingerprint, rows)
 
 
-def _padded(results: Sequence[tuple[int, int]], pool: Sequence[int], config: ClirConfig, key: str) -> list[tuple[int, int, bool]]:
-    if not config.pad:
+def _padded(results: Sequence[tuple[int, int]], split: str, pool: Sequence[int], config: ClirConfig,
+            key: str) -> list[tuple[int, int, bool]]:
+    """One query's rows ``(doc_id, label, is_pad)``: padded when it is in a base split, its judgements alone otherwise.
+
+    A query beyond the split caps is part of the full collection only, which
+    CLIRMatrix publishes unpadded; padding it would only add label-0 rows that
+    no export writes and no metric counts.
+    """
+    if not config.pad or split == UNSPLIT:
         return [(doc_id, label, False) for doc_id, label in results]
     return pad(results, pool, config.top_k, config.pad_seed, key)
 
 
 def build_multi(wh: Warehouse, collection: str, langs: Sequence[str], src: str, config: ClirConfig,
                 cell: str, fingerprint: str) -> StageOutput:
-    """MULTI qrels for queries in ``src``: per other language, that language's own judgements of the topic."""
+    """MULTI qrels for queries in ``src``: per other language, that language's own judgements of the topic.
+
+    ``langs`` are the collection's MULTI languages (``ClirConfig.multi_langs``
+    of the build): only topics with a query in every one of them are kept.
+    """
     qids = {lang: _qids(wh, lang) for lang in langs}
     judgements = {
         lang: {qids[lang][query]: hits for query, hits in _labelled_hits(wh, lang).items() if query in qids[lang]}
@@ -104,6 +118,7 @@ def build_multi(wh: Warehouse, collection: str, langs: Sequence[str], src: str, 
         (collection, src, tgt, splits[query_of_topic[topic]], query_of_topic[topic], doc_id, label, is_pad)
         for topic in topics
         for tgt, candidates in sorted(multi_candidates(src, topic, judgements, list(langs)).items())
-        for doc_id, label, is_pad in _padded(candidates, pools[tgt], config, f"{src}>{tgt}:{topic}")
+        for doc_id, label, is_pad in _padded(candidates, splits[query_of_topic[topic]], pools[tgt], config,
+                                             f"{src}>{tgt}:{topic}")
     )
     return _write(wh, cell, fingerprint, rows)

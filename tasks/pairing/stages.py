@@ -15,9 +15,9 @@ from tasks.pairing.mining import articles_sql, build_index, index_path, mine_lan
 from tasks.pairing.qrels import build_bi, build_multi
 from tasks.stage import ReadFields, Stage, StageRef, current_ref, run_stage
 
-INDEX = Stage("index", 1, upstream=("documents",))
+INDEX = Stage("index", 2, upstream=("documents",))  # 2: Lucene BM25 at the configured k1, b
 RETRIEVAL = Stage("retrieval", 1, upstream=("index",))
-QRELS = Stage("qrels", 1, upstream=("retrieval",))
+QRELS = Stage("qrels", 2, upstream=("retrieval",))  # 2: padding keeps every judgement, pads base queries only
 CLIR_STAGES = (Stage("documents", 1), INDEX, RETRIEVAL, QRELS)
 
 RETRIEVAL_FIELDS = ("top_k", "normalisation", "self_in_jenks", "force_self_label", "classes")

@@ -5,6 +5,14 @@ sitelink to any other chosen language's wiki — the paper leaves the
 equivalence test open; sitelinks are the test here, and the languages found
 linked are stored per article in ``qa_candidates`` so the check can be
 audited.  An article without a QID cannot be checked and is not eligible.
+The check can only see the languages whose sitelinks (or QID-carrying
+documents) are in the warehouse: a chosen language that was never ingested,
+or was ingested without QIDs, would make every article look local.  So a
+cell is refused (``ConfigError``, before anything is written) unless every
+other chosen language has QID coverage, rather than guessing that an
+unchecked language has no equivalent; the languages checked are stored per
+article (``checked_langs``) and named in the stage message.
+
 The context is the article's first sentences (split by the language's rules);
 the generator writes one ``Question: … Answer: …`` pair from it, in the
 article's language with the English keywords kept.
@@ -105,11 +113,34 @@ def page_views_for(path: Path, langs: Iterable[str]) -> dict[tuple[str, str], in
         return _page_views_of(str(path), modified_ns, tuple(sorted(set(langs))))
 
 
+def require_qid_coverage(wh: Warehouse, scope: str, langs: Iterable[str]) -> None:
+    """Refuse (naming ``scope`` and the languages) unless every one of ``langs`` has sitelinks or documents
+    with a QID in the warehouse: without them its equivalents cannot be seen, and every article would look local."""
+    missing = [lang for (lang,) in wh.query(
+        "SELECT l.lang FROM unnest(?::VARCHAR[]) AS l(lang)"
+        " WHERE NOT EXISTS (SELECT 1 FROM sitelinks s WHERE s.lang = l.lang)"
+        " AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.lang = l.lang AND d.qid IS NOT NULL) ORDER BY l.lang",
+        [sorted(set(langs))],
+    )]
+    if missing:
+        raise ConfigError(
+            f"ECLEKTIC {scope}: no sitelinks or QIDs in the warehouse for the chosen language(s) {', '.join(missing)},"
+            " so no article can be shown to have no equivalent there; run"
+            f" `babelbench corpus ingest --lang {','.join(missing)}` with QIDs"
+            " (--sitelinks auto|cirrus|page_props|wikidata, not none)"
+        )
+
+
 def select_candidates(
     wh: Warehouse, benchmark: str, lang: str, langs: list[str], config: EclekticConfig, fp: str
 ) -> StageOutput:
-    """Record every article of ``lang`` with its filter outcomes; mark the seeded sample of the eligible."""
-    others = [other for other in langs if other != lang]
+    """Record every article of ``lang`` with its filter outcomes; mark the seeded sample of the eligible.
+
+    Refused with a :class:`ConfigError`, before anything is written, when another chosen language has no
+    sitelinks and no documents with a QID in the warehouse: its equivalents could not be seen.
+    """
+    others = sorted({other for other in langs if other != lang})
+    require_qid_coverage(wh, f"{benchmark} [{lang}]", others)
     rows = wh.query(
         f"SELECT a.page_id, a.qid, a.title, length(a.text) AS chars,"
         f" coalesce(list_sort(list_distinct(list(s.lang) FILTER (s.lang IS NOT NULL))), [])"
@@ -124,16 +155,19 @@ def select_candidates(
     for page_id, qid, title, chars, linked in rows:
         page_views = views.get((lang, title), 0) if views is not None else None
         reason = _ineligible(qid, chars, page_views, linked, config)
-        records.append([benchmark, lang, page_id, qid, title, chars, page_views, linked, reason is None, reason, False, fp])
+        records.append([benchmark, lang, page_id, qid, title, chars, page_views, linked, reason is None, reason, False, fp,
+                        others])
     eligible = [r for r in records if r[8]]
     for record in seeded_order(eligible, config.sample_seed, key=lambda r: str(r[2]))[: config.per_lang]:
         record[10] = True
     with wh.transaction() as cur:
         cur.execute("DELETE FROM qa_candidates WHERE benchmark = ? AND lang = ?", [benchmark, lang])
         if records:
-            cur.executemany("INSERT INTO qa_candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", records)
+            cur.executemany("INSERT INTO qa_candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", records)
     selected = sum(r[10] for r in records)
-    return StageOutput(rows=len(records), message=f"{len(eligible)} eligible of {len(records)} articles; {selected} selected")
+    checked = ", ".join(others) or "no other language"
+    return StageOutput(rows=len(records),
+                       message=f"{len(eligible)} eligible of {len(records)} articles; {selected} selected; checked against {checked}")
 
 
 def _ineligible(qid: str | None, chars: int, views: int | None, linked: list[str], config: EclekticConfig) -> str | None:

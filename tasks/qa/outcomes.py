@@ -20,9 +20,10 @@ def item_outcome(result: CallResult, parse: Callable[[str], Parsed]) -> Parsed:
     """
     if result.response is None:
         if result.status == "skipped_budget":
-            return Parsed("skipped_budget", None, "not called: the run's budget was reached")
+            # a retry the budget stopped says so, with the failure it was retrying
+            return Parsed("skipped_budget", None, result.error or "not called: the run's budget was reached")
         return Parsed("call_failed", None, result.error or "the call failed")
-    return parse(result.response.text)
+    return parse(result.answer)  # past any echo of the prompt: never the prompt's worked example
 
 
 def seeded_order(items: Sequence[T], seed: int, *, key: Callable[[T], str]) -> list[T]:

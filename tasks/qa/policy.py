@@ -8,7 +8,7 @@ from tasks.warehouse.db import Warehouse
 #: qc_status values (view ``qa_status``) that each policy lets into translation and instances.
 QC_POLICIES: dict[str, tuple[str, ...]] = {
     "prescreen": ("accepted_review", "unreviewed"),
-    "human": ("accepted_review", "unreviewed", "flagged"),
+    "human": ("accepted_review", "unreviewed", "flagged", "unchecked"),
 }
 
 

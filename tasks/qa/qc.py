@@ -7,6 +7,12 @@ their decisions, imported later, override the machine's.  Every decision is a
 need no model, ``llm:<model>`` for the pre-screen, ``human:<name>`` for
 imports.  Whether a machine ``fail`` keeps an item out of the instances is the
 instance stage's QC policy, not decided here.
+
+A check that could not run — its call failed or was skipped by the budget,
+or its reply has no readable verdict — is stored as ``unsure``, never as a
+pass: the ``qa_status`` view calls such an item ``unchecked`` and the
+default policy keeps it out.  Without the pre-screen (``--no-prescreen``)
+the rule checks still run; only the model is not asked.
 """
 
 from __future__ import annotations
@@ -63,10 +69,11 @@ def llm_verdicts(result: CallResult, *, primed: str = "") -> list[tuple[str, str
     if result.response is None:
         reason = f"pre-screen call {result.status}: {result.error or 'no answer'}"
         return [(check, "unsure", reason) for check, _ in LLM_CHECKS]
-    text = primed + result.response.text
+    text = primed + result.answer  # past any echo of the prompt, whose worked example has verdicts too
     verdicts = []
     for check, label in LLM_CHECKS:
-        match = re.search(rf"{label}\s*[:：]\s*\**\s*(yes|no)\b", text, re.IGNORECASE)
+        # "Natural: yes", "**Natural:** yes", "**Natural**: *yes*" and full-width colons alike
+        match = re.search(rf"{label}[\s*_]*[:：][\s*_]*(yes|no)\b", text, re.IGNORECASE)
         if match is None:
             verdicts.append((check, "unsure", f"no '{label}: yes/no' line in the reply"))
         else:
@@ -84,32 +91,40 @@ def _documents_texts(wh: Warehouse, items: list[tuple], limit: int) -> list[list
 
 
 def prescreen(
-    wh: Warehouse, client: LLMClient, benchmark: str, judge: str, config: QcConfig, fp: str,
+    wh: Warehouse, client: LLMClient, benchmark: str, judge: str | None, config: QcConfig, fp: str,
     *, budget: BudgetLedger | None = None, stage: str = "qc-prescreen",
 ) -> StageOutput:
-    """Rule checks and one LLM pre-screen per generated item; replaces the benchmark's earlier pre-screen rows."""
+    """Rule checks and, when a ``judge`` is named, one LLM pre-screen per generated item.
+
+    Replaces the benchmark's earlier pre-screen rows.
+    """
     items = wh.query(
         "SELECT item_id, question, answer, context, documents FROM qa_items"
         " WHERE benchmark = ? AND status = 'ok' ORDER BY item_id",
         [benchmark],
     )
-    spec = client.registry.get(judge)
-    requests = [
-        prompt_request(spec, TEMPLATE, max_tokens=config.max_tokens, stop=("\n\n",), question=question, answer=answer,
-                       documents=texts)
-        for (_, question, answer, _, _), texts in zip(items, _documents_texts(wh, items, config.doc_chars), strict=True)
-    ]
-    results = client.run_sync(judge, requests, stage=stage, budget=budget)
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     rows = []
-    for (item_id, question, answer, _, _), result in zip(items, results):
+    for item_id, question, answer, _, _ in items:
         for check, verdict, reason in rule_verdicts(question, answer):
             rows.append([benchmark, item_id, check, verdict, f"rule:{check}", None, reason, "prescreen", fp, now])
-        for check, verdict, reason in llm_verdicts(result, primed=PRIMED if spec.mode == "completion" else ""):
-            rows.append([benchmark, item_id, check, verdict, f"llm:{judge}", None, reason, "prescreen", fp, now])
+    if judge is not None:
+        spec = client.registry.get(judge)
+        requests = [
+            prompt_request(spec, TEMPLATE, max_tokens=config.max_tokens, stop=("\n\n",), question=question,
+                           answer=answer, documents=texts)
+            for (_, question, answer, _, _), texts in zip(items, _documents_texts(wh, items, config.doc_chars), strict=True)
+        ]
+        results = client.run_sync(judge, requests, stage=stage, budget=budget)
+        for (item_id, _, _, _, _), result in zip(items, results, strict=True):
+            for check, verdict, reason in llm_verdicts(result, primed=PRIMED if spec.mode == "completion" else ""):
+                rows.append([benchmark, item_id, check, verdict, f"llm:{judge}", None, reason, "prescreen", fp, now])
     with wh.transaction() as cur:
         cur.execute("DELETE FROM qa_reviews WHERE benchmark = ? AND source = 'prescreen'", [benchmark])
         if rows:
             cur.executemany("INSERT INTO qa_reviews VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     failed = len({row[1] for row in rows if row[3] == "fail"})
-    return StageOutput(rows=len(rows), message=f"{len(items)} items screened, {failed} with a failed check")
+    unsure = len({row[1] for row in rows if row[3] == "unsure"} - {row[1] for row in rows if row[3] == "fail"})
+    how = f"by rules and llm:{judge}" if judge else "by rules only (no pre-screen model)"
+    return StageOutput(rows=len(rows), message=f"{len(items)} items screened {how}: {failed} with a failed check,"
+                                                f" {unsure} with a check that could not run")

@@ -5,8 +5,13 @@ suffix) lists each generated item with what the machine checks said and four
 columns to fill: ``decision`` (accept | reject, empty = not reviewed yet),
 ``corrected_answer``, ``reviewer`` and ``note``.  An import is all or
 nothing: a file with any bad row is refused with every problem listed by line,
-because half an import is hard to notice and harder to undo.  Importing the
-same file again replaces the decisions it brought the first time.
+because half an import is hard to notice and harder to undo.
+
+Several people may review one benchmark, each on their own copy of the sheet
+(often under the same file name): an import replaces only the decisions its
+own reviewers brought from a file of that name before, never another
+reviewer's.  How the decisions of several people combine (one reject
+rejects) is the ``qa_status`` view's rule.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from tasks.errors import ConfigError
 from tasks.warehouse.atomic import atomic_write_text
 from tasks.warehouse.db import Warehouse
 
-SHEET_COLUMNS = ("benchmark", "item_id", "lang", "qtype", "question", "answer", "documents", "qc_status", "failed_checks")
+SHEET_COLUMNS = ("benchmark", "item_id", "lang", "qtype", "question", "answer", "documents", "qc_status", "failed_checks",
+                 "unsure_checks")
 DECISION_COLUMNS = ("decision", "corrected_answer", "reviewer", "note")
 DECISIONS = {"accept": "pass", "reject": "fail"}
 MAX_LISTED_PROBLEMS = 20
@@ -36,13 +42,16 @@ def _format(path: Path) -> str:
 
 
 def export_sheet(wh: Warehouse, benchmark: str, path: Path, *, only_flagged: bool = False) -> int:
-    """Write the review sheet of ``benchmark``'s generated items; returns how many rows it has."""
+    """Write the review sheet of ``benchmark``'s generated items; returns how many rows it has.
+
+    ``only_flagged`` keeps the items no machine vouches for: a check failed, or could not run.
+    """
     kind = _format(path)
-    where = " AND qc_status = 'flagged'" if only_flagged else ""
+    where = " AND qc_status IN ('flagged', 'unchecked')" if only_flagged else ""
     rows = wh.query(
         "SELECT benchmark, item_id, lang, qtype, question, answer,"
         " array_to_string(list_transform(CAST(documents AS JSON[]), lambda d: (d->>'lang') || ':' || (d->>'title')), ' | '),"
-        f" qc_status, array_to_string(failed_checks, '; ') FROM qa_status WHERE benchmark = ? AND status = 'ok'{where}"
+        f" qc_status, array_to_string(failed_checks, '; '), array_to_string(unsure_checks, '; ') FROM qa_status WHERE benchmark = ? AND status = 'ok'{where}"
         " ORDER BY item_id",
         [benchmark],
     )
@@ -122,8 +131,10 @@ def import_decisions(wh: Warehouse, benchmark: str, path: Path, *, reviewer: str
         listed = "\n  ".join(problems[:MAX_LISTED_PROBLEMS])
         more = f"\n  … and {len(problems) - MAX_LISTED_PROBLEMS} more" if len(problems) > MAX_LISTED_PROBLEMS else ""
         raise ConfigError(f"{path}: {len(problems)} problem(s); nothing was imported:\n  {listed}{more}")
+    reviewers = sorted({row[4] for row in decided})
     with wh.transaction() as cur:
-        cur.execute("DELETE FROM qa_reviews WHERE benchmark = ? AND source = ?", [benchmark, path.name])
+        cur.execute("DELETE FROM qa_reviews WHERE benchmark = ? AND source = ? AND list_contains(?, reviewer)",
+                    [benchmark, path.name, reviewers])
         if decided:
             cur.executemany("INSERT INTO qa_reviews VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", decided)
     return len(decided)

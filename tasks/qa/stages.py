@@ -9,8 +9,6 @@ the rerun pays only for what is missing.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -28,18 +26,18 @@ from tasks.qa.xrag_config import XragConfig
 from tasks.qa.qc import QcConfig
 from tasks.qa.units import distractor_queries, translation_units
 from tasks.translate import TRANSLATE_TEMPLATE, TranslateConfig, translate_units
-from tasks.stage import ReadFields, Stage, StageOutput, StageRef, current_ref, run_stage
+from tasks.stage import ReadFields, Stage, StageOutput, StageRef, current_ref, digest, rows_digest, run_stage
 from tasks.warehouse.db import Warehouse
 
-CANDIDATES = Stage("qa-candidates", 1, upstream=("documents", "sitelinks"))
+CANDIDATES = Stage("qa-candidates", 2, upstream=("documents", "sitelinks"))
 GENERATE = Stage("qa-generate", 1, upstream=("qa-candidates",))
 XRAG_PAIRS = Stage("xrag-pairs", 1, upstream=("documents", "sitelinks"))
 XRAG_RELATED = Stage("xrag-related", 1, upstream=("xrag-pairs",))
-XRAG_QUESTIONS = Stage("xrag-questions", 1, upstream=("xrag-related",))
-PRESCREEN = Stage("qa-prescreen", 1, upstream=("qa-generate", "xrag-questions"))
+XRAG_QUESTIONS = Stage("xrag-questions", 2, upstream=("xrag-related",))
+PRESCREEN = Stage("qa-prescreen", 2, upstream=("qa-generate", "xrag-questions"))
 TRANSLATE = Stage("translate", 1, upstream=("qa-prescreen",))
-DISTRACTORS = Stage("distractors", 1, upstream=("translate", "index"))
-INSTANCES = Stage("instances", 1, upstream=("translate", "distractors"))
+DISTRACTORS = Stage("distractors", 2, upstream=("translate", "index"))
+INSTANCES = Stage("instances", 2, upstream=("translate", "distractors"))
 UNFINISHED = ("call_failed", "skipped_budget")
 
 
@@ -64,15 +62,15 @@ def unfinished(wh: Warehouse, table: str, where: str, params: list[object]) -> b
     return bool(wh.scalar(f"SELECT count(*) FROM {table} WHERE {where} AND list_contains(?, status)", [*params, list(UNFINISHED)]))
 
 
-def _digest(values: object) -> str:
-    return hashlib.sha256(json.dumps(values, default=str, sort_keys=True).encode()).hexdigest()
-
-
-def reviews_digest(wh: Warehouse, benchmark: str) -> str:
-    """A digest of the people's decisions on a benchmark: they change what is accepted, outside any stage."""
-    return _digest(wh.query(
-        "SELECT item_id, check_name, verdict, reviewer, corrected_answer, decided_at FROM qa_reviews"
-        " WHERE benchmark = ? AND starts_with(reviewer, 'human:') ORDER BY ALL", [benchmark]))
+def instance_inputs_digest(wh: Warehouse, benchmark: str) -> str:
+    """What the instances of a benchmark are assembled from: each item's QC outcome and answer (people's
+    decisions change them outside any stage), the translations' and the distractors' ids and statuses."""
+    return digest([
+        wh.query("SELECT item_id, qc_status, answer FROM qa_status WHERE benchmark = ? ORDER BY ALL", [benchmark]),
+        wh.query("SELECT item_id, field, tgt_lang, status, gate FROM translations WHERE benchmark = ? ORDER BY ALL",
+                 [benchmark]),
+        wh.query("SELECT item_id, lang, page_id, status FROM distractors WHERE benchmark = ? ORDER BY ALL", [benchmark]),
+    ])
 
 
 PaidWork = Callable[[LLMClient, BudgetLedger, str], StageOutput]
@@ -148,7 +146,9 @@ def xrag_questions_stage(home: str, cell: str, benchmark: str, generator: str, c
     """Summary → simple QA → typed questions → answers over the related pairs."""
     wh = shared_warehouse(home)
     read = ReadFields.of(config, *XragConfig.model_fields, generator=generator,
-                         templates=[template_hash(name) for name in xrag.TEMPLATES])
+                         templates=[template_hash(name) for name in xrag.TEMPLATES],
+                         pairs=rows_digest(wh, "SELECT pair_id, status FROM related_pairs WHERE benchmark = ? ORDER BY ALL",
+                                           [benchmark]))
     return run_paid(
         home, XRAG_QUESTIONS, cell, read, {"related": related},
         lambda client, ledger, fp: xrag.generate_questions(wh, client, benchmark, generator, config, fp, budget=ledger),
@@ -157,10 +157,14 @@ def xrag_questions_stage(home: str, cell: str, benchmark: str, generator: str, c
 
 
 @stage_task("qa-prescreen")
-def prescreen_stage(home: str, cell: str, benchmark: str, judge: str, config: QcConfig, items: dict[str, StageRef],
-                    budget: Budget, force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+def prescreen_stage(home: str, cell: str, benchmark: str, judge: str | None, config: QcConfig,
+                    items: dict[str, StageRef], budget: Budget, force: frozenset[str],
+                    run_id: str) -> StageRef | State[StageRef]:
+    """Rule checks of every generated item, and the LLM pre-screen when a ``judge`` is named."""
     wh = shared_warehouse(home)
-    read = ReadFields.of(config, *QcConfig.model_fields, judge=judge, template=template_hash(qc.TEMPLATE))
+    read = ReadFields.of(config, *QcConfig.model_fields, judge=judge, template=template_hash(qc.TEMPLATE),
+                         items=rows_digest(wh, "SELECT item_id, status FROM qa_items WHERE benchmark = ? ORDER BY ALL",
+                                           [benchmark]))
     again = bool(wh.scalar(
         "SELECT count(*) FROM qa_reviews WHERE benchmark = ? AND source = 'prescreen' AND verdict = 'unsure'"
         " AND reason LIKE 'pre-screen call %'", [benchmark]))
@@ -174,7 +178,7 @@ def prescreen_stage(home: str, cell: str, benchmark: str, judge: str, config: Qc
 def instances_stage(home: str, cell: str, benchmark: str, config: InstanceConfig, inputs: dict[str, StageRef],
                     force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
     wh = shared_warehouse(home)
-    read = ReadFields.of(config, *InstanceConfig.model_fields, reviews=reviews_digest(wh, benchmark))
+    read = ReadFields.of(config, *InstanceConfig.model_fields, read=instance_inputs_digest(wh, benchmark))
     return as_task_result(run_stage(
         wh, INSTANCES, cell, read, inputs, lambda fp: build_instances(wh, benchmark, config, fp),
         force=forced(INSTANCES.name, force), run_id=run_id))
@@ -189,7 +193,7 @@ def translate_stage(home: str, cell: str, benchmark: str, tgt_lang: str, transla
     wh = shared_warehouse(home)
     units = translation_units(wh, benchmark, tgt_lang, qc_policy)
     read = ReadFields.of(config, *TranslateConfig.model_fields, translator=translator,
-                         template=template_hash(TRANSLATE_TEMPLATE), units=_digest([u.model_dump() for u in units]))
+                         template=template_hash(TRANSLATE_TEMPLATE), units=digest([u.model_dump() for u in units]))
     return run_paid(
         home, TRANSLATE, cell, read, {"items": items} if items else {},
         lambda client, ledger, fp: translate_units(wh, client, benchmark, units, tgt_lang, translator, config, fp,
@@ -208,7 +212,7 @@ def distractors_stage(home: str, cell: str, benchmark: str, config: DistractorCo
     queries = distractor_queries(wh, benchmark, qc_policy)
     checking = config.answer_checker is not None
     read = ReadFields.of(config, *DistractorConfig.model_fields, backend=backend,
-                         queries=_digest([q.model_dump() for q in queries]),
+                         queries=digest([q.model_dump() for q in queries]),
                          template=template_hash(answer_check.TEMPLATE) if checking else None)
     paths = {lang: index_path(wh.home, backend, lang, ref.fingerprint) for lang, ref in indexes.items()}
     inputs = {f"index_{k}": v for k, v in indexes.items()} | translations

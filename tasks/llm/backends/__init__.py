@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Protocol
 
 from tasks.errors import ConfigError
+from tasks.llm.redact import remember_secret
 from tasks.llm.registry import ModelSpec
 from tasks.llm.types import LLMError, LLMRequest, LLMResponse, MalformedResponseError, PermanentLLMError, TransientLLMError
 from tasks.retry import TRANSIENT_HTTP_STATUS
@@ -56,12 +57,17 @@ def create_backend(spec: ModelSpec) -> Backend:
 
 
 def api_key(spec: ModelSpec) -> str:
-    """The key from the entry's environment variable; a placeholder for open endpoints, which ignore it."""
+    """The key from the entry's environment variable; a placeholder for open endpoints, which ignore it.
+
+    The value is remembered for redaction, so an endpoint that echoes it back
+    in an error cannot get it stored or logged (see :mod:`tasks.llm.redact`).
+    """
     if spec.api_key_env is None:
         return "none"
     value = os.environ.get(spec.api_key_env)
     if not value:
         raise ConfigError(f"model {spec.name!r}: the environment variable {spec.api_key_env} (api_key_env) is not set")
+    remember_secret(value)
     return value
 
 

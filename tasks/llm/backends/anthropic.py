@@ -41,7 +41,7 @@ class AnthropicBackend:
             error = sdk_error(self._sdk, self.spec, exc)
             if error is None:
                 raise
-            raise error from exc
+            raise error from None  # the SDK's exception holds the provider's raw text, which may echo the key
         latency = time.perf_counter() - started
         blocks = getattr(result, "content", None)
         usage = getattr(result, "usage", None)

@@ -39,7 +39,7 @@ class OpenAICompatBackend:
             error = sdk_error(openai, self.spec, exc)
             if error is None:
                 raise
-            raise error from exc
+            raise error from None  # the SDK's exception holds the provider's raw text, which may echo the key
         return self._response(result, request, time.perf_counter() - started)
 
     def _response(self, result: Any, request: LLMRequest, latency: float) -> LLMResponse:
