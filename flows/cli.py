@@ -24,11 +24,12 @@ from flows.cli_support import (  # noqa: E402
     ClirForce, CorpusForce, command_group, fail, prepare_flow_run, print_table, run_flow, set_verbose, split_list, with_warehouse,
 )
 from flows.qa_cli import instances_app, qa_app, review_app, translate  # noqa: E402
+from flows.eval_cli import evaluate, leaderboard  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
 
 #: The order a user runs the commands in; ``--help`` lists them so.
-WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "sql", "demo")
+WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "eval", "leaderboard", "sql", "demo")
 
 
 class _WorkflowOrder(TyperGroup):
@@ -47,6 +48,8 @@ app.add_typer(qa_app, name="qa")
 app.add_typer(instances_app, name="instances")
 app.add_typer(review_app, name="review")
 app.command("translate")(translate)
+app.command("eval")(evaluate)
+app.command("leaderboard")(leaderboard)
 
 
 @app.callback()

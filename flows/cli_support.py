@@ -35,6 +35,18 @@ QaForce = Annotated[Optional[list[str]], force_option(
     " translate, distractors, instances")]
 
 
+MaxCalls = Annotated[Optional[int], typer.Option(help="Stop before more than N paid model calls in this run.")]
+MaxTokens = Annotated[Optional[int], typer.Option(help="Stop before more than N tokens (in + out) in this run.")]
+MaxUsd = Annotated[Optional[float], typer.Option(help="Stop before spending more than this many USD in this run.")]
+
+
+def budget_of(max_calls: int | None, max_tokens: int | None, max_usd: float | None):  # noqa: ANN201 - Budget, lazy
+    """The run's budget from the command's ``--max-calls/--max-tokens/--max-usd``."""
+    from tasks.llm import Budget
+
+    return Budget(max_calls=max_calls, max_tokens=max_tokens, max_usd=max_usd)
+
+
 def fail(exc: BaseException) -> NoReturn:
     """Report a bad input or setup in one red line and exit 2; exit 1 is kept for "a stage cell failed"."""
     typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)

@@ -8,22 +8,14 @@ from typing import Annotated, Optional
 
 import typer
 
-from flows.cli_support import QaForce, command_group, run_flow, split_list, with_warehouse
+from flows.cli_support import (
+    MaxCalls, MaxTokens, MaxUsd, QaForce, budget_of, command_group, run_flow, split_list, with_warehouse,
+)
 from tasks.settings import HOME_ENV
 
 qa_app = command_group("Generate QA items (ECLEKTIC, XRAG) with quality control.")
 instances_app = command_group("Assemble benchmark instances per setting and export them.")
 review_app = command_group("Human review of QA items: export a sheet, import the decisions.")
-
-MaxCalls = Annotated[Optional[int], typer.Option(help="Stop before more than N paid model calls in this run.")]
-MaxTokens = Annotated[Optional[int], typer.Option(help="Stop before more than N tokens (in + out) in this run.")]
-MaxUsd = Annotated[Optional[float], typer.Option(help="Stop before spending more than this many USD in this run.")]
-
-
-def _budget(max_calls: int | None, max_tokens: int | None, max_usd: float | None):  # noqa: ANN202 - Budget, imported lazily
-    from tasks.llm import Budget
-
-    return Budget(max_calls=max_calls, max_tokens=max_tokens, max_usd=max_usd)
 
 
 @qa_app.command("build")
@@ -48,7 +40,7 @@ def qa_build(
 
     run_flow(qa_build_flow, lambda: QaBuildParams(
         recipe=recipe, benchmark=benchmark, langs=split_list(langs), generator=generator, judge=judge,
-        prescreen=prescreen, budget=_budget(max_calls, max_tokens, max_usd), eclektic=EclekticConfig(per_lang=per_lang),
+        prescreen=prescreen, budget=budget_of(max_calls, max_tokens, max_usd), eclektic=EclekticConfig(per_lang=per_lang),
         xrag=XragConfig(max_pairs=max_pairs, question_types=tuple(split_list(qtypes)), dense_model=pair_model),
         home=os.environ[HOME_ENV], force=force or []))
 
@@ -67,7 +59,7 @@ def translate(
     run_flow(translate_flow, lambda: TranslateParams(
         benchmark=benchmark, to=split_list(to), translator=translator,
         config=TranslateConfig() if min_chrf is None else TranslateConfig(min_chrf=min_chrf),
-        budget=_budget(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []))
+        budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []))
 
 
 @instances_app.command("build")
@@ -93,7 +85,7 @@ def instances_build(
         benchmark=benchmark, instances=InstanceConfig(qc_policy=qc_policy, seed=seed),
         distractors=DistractorConfig(dense_model=dense_model, answer_checker=answer_checker,
                                      use_unverified_distractors=use_unverified_distractors), backend=backend,
-        out=str(out) if out else None, budget=_budget(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV],
+        out=str(out) if out else None, budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV],
         force=force or []))
 
 

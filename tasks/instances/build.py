@@ -129,12 +129,12 @@ def build_instances(wh: Warehouse, benchmark: str, config: InstanceConfig, fp: s
                 benchmark, instance_id, item_id, recipe, instance["setting"], instance["lang"], instance["question"],
                 instance["answer"], lang, json.dumps(instance.get("hint")) if instance.get("hint") else None,
                 instance.get("judge_context"), json.dumps(_shuffled(instance.get("documents", []), seed), ensure_ascii=False),
-                seed, fp,
+                seed, fp, None,  # gold: structured answers come with imported benchmarks (MKQA)
             ])
     with wh.transaction() as cur:
         cur.execute("DELETE FROM instances WHERE benchmark = ?", [benchmark])
         if rows:
-            cur.executemany("INSERT INTO instances VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            cur.executemany("INSERT INTO instances VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     return StageOutput(rows=len(rows), issues=issues, message=f"{len(rows)} instances from {len(items)} accepted items")
 
 

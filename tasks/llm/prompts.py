@@ -68,7 +68,7 @@ def available_templates() -> list[str]:
 
 def prompt_request(
     spec: ModelSpec, template: str, *, max_tokens: int, stop: tuple[str, ...] | None = None, seed: int | None = None,
-    **variables: Any,
+    temperature: float = 0.0, **variables: Any,
 ) -> LLMRequest:
     """One step's request for ``spec``: the rendered template as a prompt, or as the user message of a chat.
 
@@ -79,5 +79,6 @@ def prompt_request(
     """
     text = render(template, chat=spec.mode == "chat", **variables)
     if spec.mode == "chat":
-        return LLMRequest(messages=(ChatMessage(role="user", content=text),), max_tokens=max_tokens, stop=stop, seed=seed)
-    return LLMRequest(prompt=text, max_tokens=max_tokens, stop=stop, seed=seed)
+        return LLMRequest(messages=(ChatMessage(role="user", content=text),), max_tokens=max_tokens, stop=stop, seed=seed,
+                          temperature=temperature)
+    return LLMRequest(prompt=text, max_tokens=max_tokens, stop=stop, seed=seed, temperature=temperature)

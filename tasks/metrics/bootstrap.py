@@ -39,3 +39,33 @@ def bootstrap_ci(
         method="percentile", vectorized=True, rng=np.random.default_rng(seed),
     )
     return mean, float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def clustered_ratio_ci(
+    numerators: Sequence[float], denominators: Sequence[float], *, n_resamples: int = 1000, confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float | None, float | None, float | None]:
+    """``(ratio, low, high)`` of ``sum(numerators) / sum(denominators)``, resampling clusters with replacement.
+
+    One entry per cluster — a question, whose languages are not independent
+    draws: a question that is easy in one language tends to be easy in all,
+    so resampling (question, language) rows as if independent would make the
+    interval too narrow.  Each resample draws multinomial counts over the
+    clusters and reweights their sums, all resamples in one matrix product.
+    A mean is the ratio with denominators of 1.  A ratio whose denominator is
+    0 is undefined (None); resamples with a zero denominator are left out.
+    """
+    num = np.asarray(numerators, dtype=float)
+    den = np.asarray(denominators, dtype=float)
+    if num.shape != den.shape or num.ndim != 1:
+        raise ValueError(f"numerators and denominators must be 1-D and alike, got {num.shape} and {den.shape}")
+    if num.size == 0 or den.sum() == 0:
+        return None, None, None
+    ratio = float(num.sum() / den.sum())
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(num.size, np.full(num.size, 1.0 / num.size), size=n_resamples)
+    totals = counts @ den
+    stats_ = (counts @ num)[totals > 0] / totals[totals > 0]
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(stats_, [tail, 100 - tail])
+    return ratio, float(low), float(high)

@@ -1,25 +1,21 @@
 """Prefect tasks of the QA recipes: ECLEKTIC and XRAG items, the QC pre-screen, translation, instances.
 
-Model stages spend from the flow run's one budget ledger (:func:`run_ledger`).
-A cell whose rows include items left unfinished — stopped by the budget or
-by failed calls — is recomputed on the next run even when its fingerprint is
-current: what already succeeded comes back from the call cache for free, so
-the rerun pays only for what is missing.
+The model stages among them run through :func:`tasks.paid_stage.run_paid` (one budget per flow run,
+unfinished items retried).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 
 from prefect.states import State
 
 from tasks.distractors import AnswerCheck, DistractorConfig, answer_check, select_distractors
 from tasks.instances.build import InstanceConfig, build_instances
 from tasks.pairing.mining import index_path
-from tasks.llm import Budget, BudgetLedger, LLMClient, load_registry, run_ledger, template_hash
+from tasks.llm import Budget, template_hash
 from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
+from tasks.paid_stage import run_paid, unfinished
 from tasks.qa import eclektic, qc, xrag, xrag_pairs
 from tasks.qa.eclektic import EclekticConfig
 from tasks.qa.xrag_config import XragConfig
@@ -38,12 +34,6 @@ PRESCREEN = Stage("qa-prescreen", 2, upstream=("qa-generate", "xrag-questions"))
 TRANSLATE = Stage("translate", 1, upstream=("qa-prescreen",))
 DISTRACTORS = Stage("distractors", 2, upstream=("translate", "index"))
 INSTANCES = Stage("instances", 2, upstream=("translate", "distractors"))
-UNFINISHED = ("call_failed", "skipped_budget")
-
-
-def client_for(home: str, wh: Warehouse) -> LLMClient:
-    """A client over the home's model registry (``models.yaml``, ``$BABELBENCH_MODELS`` or the built-in one)."""
-    return LLMClient(wh, load_registry(home=Path(home)))
 
 
 def corpus_refs(wh: Warehouse, langs: list[str]) -> dict[str, StageRef]:
@@ -57,11 +47,6 @@ def corpus_refs(wh: Warehouse, langs: list[str]) -> dict[str, StageRef]:
     return refs
 
 
-def unfinished(wh: Warehouse, table: str, where: str, params: list[object]) -> bool:
-    """Whether a cell's rows include items a rerun should retry."""
-    return bool(wh.scalar(f"SELECT count(*) FROM {table} WHERE {where} AND list_contains(?, status)", [*params, list(UNFINISHED)]))
-
-
 def instance_inputs_digest(wh: Warehouse, benchmark: str) -> str:
     """What the instances of a benchmark are assembled from: each item's QC outcome and answer (people's
     decisions change them outside any stage), the translations' and the distractors' ids and statuses."""
@@ -71,21 +56,6 @@ def instance_inputs_digest(wh: Warehouse, benchmark: str) -> str:
                  [benchmark]),
         wh.query("SELECT item_id, lang, page_id, status FROM distractors WHERE benchmark = ? ORDER BY ALL", [benchmark]),
     ])
-
-
-PaidWork = Callable[[LLMClient, BudgetLedger, str], StageOutput]
-
-
-def run_paid(home: str, stage: Stage, cell: str, read: ReadFields, inputs: dict[str, StageRef], work: PaidWork, *,
-             retry: bool, force: frozenset[str], budget: Budget, run_id: str) -> StageRef | State[StageRef]:
-    """A stage whose work is model calls: ``work(client, ledger, fingerprint)`` spends from the run's one ledger.
-
-    ``retry`` recomputes a current cell whose rows include unfinished items.
-    """
-    wh = shared_warehouse(home)
-    return as_task_result(run_stage(
-        wh, stage, cell, read, inputs, lambda fp: work(client_for(home, wh), run_ledger(run_id, budget), fp),
-        force=forced(stage.name, force) or retry, run_id=run_id))
 
 
 @stage_task("qa-candidates")

@@ -1,0 +1,92 @@
+"""Evaluation flow: models answer a benchmark's instances, judges read the answers, metrics make the leaderboard."""
+
+from __future__ import annotations
+
+from prefect import flow
+from prefect.runtime import flow_run
+from pydantic import BaseModel, Field
+
+from tasks.errors import ConfigError
+from tasks.inference.prompting import InferenceConfig
+from tasks.inference.stages import INFERENCE, inference_stage
+from tasks.judging.pointwise import RECIPE_JUDGE, JudgeConfig
+from tasks.judging.stages import JUDGING, judging_stage
+from tasks.llm import Budget
+from tasks.metrics.leaderboard import ScoringConfig
+from tasks.metrics.leaderboard_stage import SCORING, report_evaluation, scoring_stage
+from tasks.orchestration import collect_outcomes, flow_session
+from tasks.qa.policy import benchmark_definition
+from tasks.reporting import finish_run
+from tasks.settings import resolve_home
+from tasks.stage import Stage, current_ref, descendants
+from tasks.tracking import tracked_run
+from tasks.warehouse.db import Warehouse
+
+EVAL_STAGES: tuple[Stage, ...] = (INFERENCE, JUDGING, SCORING)
+
+
+class EvaluateParams(BaseModel):
+    """Parameters of an evaluation (a form in the Prefect UI)."""
+
+    benchmark: str = Field(description="A built or imported benchmark.")
+    models: list[str] = Field(min_length=1, description="Registry names of the models to evaluate.")
+    langs: list[str] | None = Field(None, description="Question languages to evaluate; all of the benchmark's if empty.")
+    settings: list[str] | None = Field(None, description="Settings to evaluate; all of the benchmark's if empty.")
+    judges: list[str] = Field(default_factory=lambda: ["local"], description="Registry names of the judges "
+                              "(ECLEKTIC: support judge; XRAG: the panel, majority vote). Not used for MKQA.")
+    inference: InferenceConfig = Field(default_factory=InferenceConfig)
+    judging: JudgeConfig = Field(default_factory=JudgeConfig)
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    budget: Budget = Field(default_factory=Budget, description="Limits on this run's paid calls, tokens and USD.")
+    home: str | None = None
+    force: list[str] = Field(default_factory=list, description="Stages to recompute with their descendants.")
+
+
+def evaluation_cells(wh: Warehouse, params: EvaluateParams) -> list[tuple[str, str]]:
+    """(setting, lang) pairs of the benchmark's instances that the parameters select; unknown names are errors."""
+    cells = wh.query("SELECT DISTINCT setting, lang FROM instances WHERE benchmark = ? ORDER BY ALL", [params.benchmark])
+    if not cells:
+        raise ConfigError(f"benchmark {params.benchmark!r} has no instances; run `babelbench instances build"
+                          f" --benchmark {params.benchmark}` (built) or `babelbench import …` (published)")
+    for name, wanted, known in (("setting", params.settings, {s for s, _ in cells}),
+                                ("language", params.langs, {lang for _, lang in cells})):
+        unknown = sorted(set(wanted or ()) - known)
+        if unknown:
+            raise ConfigError(f"benchmark {params.benchmark!r} has no {name} {', '.join(unknown)}"
+                              f" (it has: {', '.join(sorted(known))})")
+    return [(s, lang) for s, lang in cells
+            if (not params.settings or s in params.settings) and (not params.langs or lang in params.langs)]
+
+
+@flow(name="evaluate", log_prints=True)
+def evaluate_flow(params: EvaluateParams) -> list[dict]:
+    """Inference per (setting, language, model), judging per judge, then one leaderboard per model."""
+    home = str(resolve_home(params.home))
+    force = frozenset(descendants(EVAL_STAGES, params.force))
+    with flow_session(home) as wh, tracked_run(wh, "evaluate", params, flow_run.get_id()) as run:
+        recipe, _ = benchmark_definition(wh, params.benchmark)
+        instances = current_ref(wh, "instances", params.benchmark) or current_ref(wh, "import", params.benchmark)
+        cells = evaluation_cells(wh, params)
+        kind = RECIPE_JUDGE.get(recipe)
+        futures: dict[str, dict] = {}
+        for model in params.models:
+            judged = []
+            for setting, lang in cells:
+                cell = f"{params.benchmark}:{setting}:{lang}:{model}"
+                responses = inference_stage.submit(home, cell, params.benchmark, setting, lang, model, params.inference,
+                                                   instances, params.budget, force, run.run_id)
+                futures[cell] = {"inference": responses}
+                for judge in params.judges if kind else ():
+                    judged.append(judging_stage.submit(
+                        home, f"{cell}:{judge}", params.benchmark, setting, lang, model, judge, kind, params.judging,
+                        responses, params.budget, force, run.run_id))
+                    futures[f"{cell}:{judge}"] = {"judging": judged[-1]}
+                if not kind:
+                    judged.append(responses)
+            scored = f"{params.benchmark}:{model}"
+            futures[scored] = {"scoring": scoring_stage.submit(
+                home, scored, params.benchmark, recipe, model, params.judges if kind else [], params.scoring, judged,
+                force, run.run_id)}
+        outcomes = collect_outcomes(futures)
+        report_evaluation(wh, params.benchmark, params.models, run)
+        return finish_run(run, "evaluate", outcomes, home)

@@ -1,0 +1,61 @@
+"""Model inference over a benchmark's instances: one ``responses`` row per instance and model, whatever happened.
+
+A cell is one (benchmark, setting, language, model).  Requests go through the
+model layer, so the call cache makes a rerun free, the run's budget stops
+paying where it says, and a budget-stopped or failed instance is a row with
+its status that the next run retries.  What is stored is both the raw reply
+(as in ``llm_calls``) and what was read from it — the answer section and the
+cited document ids — so judges and metrics never re-parse replies, and a
+better reader can be applied to stored replies without paying again.
+"""
+
+from __future__ import annotations
+
+from tasks.inference.prompting import InferenceConfig, instance_request
+from tasks.inference.reading import answer_section, citations
+from tasks.llm import BudgetLedger, CallResult, LLMClient
+from tasks.llm.parsing import Parsed
+from tasks.qa.outcomes import item_outcome
+from tasks.stage import StageOutput
+from tasks.warehouse.db import Warehouse
+
+STAGE = "inference"
+INSTANCE_COLUMNS = "instance_id, setting, lang, question, documents, prompt_hint"
+
+
+def read_answer(text: str) -> Parsed:
+    """The answer section of a reply; a reply with nothing in it is ``parse_failed``."""
+    answer = answer_section(text)
+    return Parsed("ok", answer) if answer else Parsed("parse_failed", None, "the reply holds no answer")
+
+
+def answer_instances(
+    wh: Warehouse, client: LLMClient, benchmark: str, setting: str, lang: str, model: str, config: InferenceConfig,
+    fp: str, *, budget: BudgetLedger | None = None,
+) -> StageOutput:
+    """Ask ``model`` every instance of the cell; replaces the cell's earlier responses."""
+    instances = wh.query_dicts(
+        f"SELECT {INSTANCE_COLUMNS} FROM instances WHERE benchmark = ? AND setting = ? AND lang = ? ORDER BY instance_id",
+        [benchmark, setting, lang])
+    spec = client.registry.get(model)
+    prompts = [instance_request(spec, instance, config) for instance in instances]
+    results = client.run_sync(model, [request for _, request in prompts], stage=STAGE, budget=budget)
+    rows = [_row(benchmark, instance, model, template, result, fp)
+            for instance, (template, _), result in zip(instances, prompts, results, strict=True)]
+    with wh.transaction() as cur:
+        cur.execute("DELETE FROM responses WHERE benchmark = ? AND setting = ? AND lang = ? AND model = ?",
+                    [benchmark, setting, lang, model])
+        if rows:
+            cur.executemany("INSERT INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    counts = {status: sum(row[5] == status for row in rows) for status in {row[5] for row in rows}}
+    return StageOutput(rows=len(rows), message=f"{len(rows)} responses: {dict(sorted(counts.items()))}")
+
+
+def _row(benchmark: str, instance: dict, model: str, template: str, result: CallResult, fp: str) -> list:
+    outcome = item_outcome(result, read_answer)
+    response = result.response
+    return [benchmark, instance["instance_id"], model, instance["setting"], instance["lang"], outcome.status,
+            outcome.reason, response.text if response else None, outcome.value,
+            citations(result.answer) if response else [],
+            response.input_tokens if response else None, response.output_tokens if response else None,
+            response.latency_s if response else None, result.request_hash, template, fp]

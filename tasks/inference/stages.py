@@ -1,0 +1,40 @@
+"""The inference stage as a Prefect task: one cell per (benchmark, setting, language, model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect.states import State
+
+from tasks.inference.prompting import TEMPLATES, InferenceConfig
+from tasks.inference.respond import answer_instances
+from tasks.llm import Budget, load_registry, template_hash
+from tasks.orchestration import shared_warehouse, stage_task
+from tasks.paid_stage import run_paid, unfinished
+from tasks.stage import ReadFields, Stage, StageRef, rows_digest
+
+INFERENCE = Stage("inference", 1, upstream=("instances", "import"))
+
+
+def model_identity(home: str, model: str) -> dict[str, str]:
+    """What a registry name stands for: pointing the name at another model or endpoint recomputes its cells."""
+    spec = load_registry(home=Path(home)).get(model)
+    return {"backend": spec.backend, "model": spec.model, "mode": spec.mode, "base_url": spec.base_url or ""}
+
+
+@stage_task("inference")
+def inference_stage(home: str, cell: str, benchmark: str, setting: str, lang: str, model: str, config: InferenceConfig,
+                    instances: StageRef | None, budget: Budget, force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+    """Every instance of the cell asked of ``model``; instances that failed or were budget-stopped are retried."""
+    wh = shared_warehouse(home)
+    where = "benchmark = ? AND setting = ? AND lang = ?"
+    read = ReadFields.of(config, *InferenceConfig.model_fields, model=model_identity(home, model),
+                         templates=[template_hash(name) for name in TEMPLATES],
+                         instances=rows_digest(wh, f"SELECT instance_id, question FROM instances WHERE {where} ORDER BY ALL",
+                                               [benchmark, setting, lang]))
+    return run_paid(
+        home, INFERENCE, cell, read, {"instances": instances} if instances else {},
+        lambda client, ledger, fp: answer_instances(wh, client, benchmark, setting, lang, model, config, fp,
+                                                    budget=ledger),
+        retry=unfinished(wh, "responses", f"{where} AND model = ?", [benchmark, setting, lang, model]),
+        force=force, budget=budget, run_id=run_id)

@@ -1,0 +1,1 @@
+"""Judging stored responses: each judge's verdict on each response is a ``judgements`` row."""

@@ -1,0 +1,93 @@
+"""Pointwise judges: one verdict per (response, judge), asked of a model and read tolerantly.
+
+Two kinds, one per protocol: ECLEKTIC's ``support`` judge reads the source
+context in the question's language and says whether it supports the answer
+(the gold answer is not shown); XRAG's ``correct`` judge compares the answer
+with the gold answer, and several of them form a panel whose majority the
+metrics take.  Judges read the stored responses, so changing a judge
+recomputes judging and metrics only.  A response that failed is not sent to
+a judge: its judgement is a ``no_response`` row, which metrics count as wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tasks.llm import BudgetLedger, LLMClient, prompt_request
+from tasks.llm.parsing import parse_tagged_yes_no
+from tasks.qa.outcomes import item_outcome
+from tasks.stage import StageOutput
+from tasks.warehouse.db import Warehouse
+
+STAGE = "judging"
+
+
+@dataclass(frozen=True)
+class JudgeKind:
+    """A judge's template, the tag its verdict comes in, and the reference it reads besides question and answer:
+    an ``instances`` column, passed to the template as ``variable``."""
+
+    template: str
+    tag: str
+    column: str
+    variable: str
+
+
+KINDS: dict[str, JudgeKind] = {
+    "support": JudgeKind("judge_support", "supported", "judge_context", "context"),
+    "correct": JudgeKind("judge_correct", "correct", "answer", "gold"),
+}
+#: The judge kind each recipe's protocol uses; MKQA is scored against its gold answers, without a judge.
+RECIPE_JUDGE = {"eclektic": "support", "xrag": "correct"}
+
+
+class JudgeConfig(BaseModel):
+    """How judges are asked."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_tokens: int = Field(8, ge=2, description="Tokens for one verdict.")
+    reference_chars: int = Field(3000, ge=100, description="Characters of the reference text shown to the judge.")
+
+
+def judge_responses(
+    wh: Warehouse, client: LLMClient, benchmark: str, setting: str, lang: str, model: str, judge: str, kind: str,
+    config: JudgeConfig, fp: str, *, budget: BudgetLedger | None = None,
+) -> StageOutput:
+    """``judge``'s verdict on each response of ``model`` in the cell; replaces the cell's earlier verdicts."""
+    spec = client.registry.get(judge)
+    how = KINDS[kind]
+    rows = wh.query_dicts(
+        f"SELECT r.instance_id, r.status, r.answer, i.question, i.{how.column} AS reference"
+        " FROM responses r JOIN instances i USING (benchmark, instance_id)"
+        " WHERE r.benchmark = ? AND r.setting = ? AND r.lang = ? AND r.model = ? ORDER BY r.instance_id",
+        [benchmark, setting, lang, model])
+    answered = [row for row in rows if row["status"] == "ok"]
+    requests = [prompt_request(spec, how.template, max_tokens=config.max_tokens, stop=(f"</{how.tag}>", "\n"),
+                               question=row["question"], answer=row["answer"],
+                               **{how.variable: (row["reference"] or "")[: config.reference_chars]})
+                for row in answered]
+    results = dict(zip((row["instance_id"] for row in answered),
+                       client.run_sync(judge, requests, stage=STAGE, budget=budget), strict=True))
+    primed = f"<{how.tag}>" if spec.mode == "completion" else ""
+    out = []
+    for row in rows:
+        result = results.get(row["instance_id"])
+        if result is None:
+            out.append([benchmark, row["instance_id"], model, judge, kind, None, "no_response",
+                        f"the response is {row['status']}: nothing to judge", None, None, fp])
+            continue
+        outcome = item_outcome(result, lambda reply: parse_tagged_yes_no(reply, how.tag, primed=primed))
+        verdict = None if not outcome.ok else ("yes" if outcome.value else "no")
+        out.append([benchmark, row["instance_id"], model, judge, kind, verdict, outcome.status, outcome.reason,
+                    result.response.text if result.response else None, result.request_hash, fp])
+    with wh.transaction() as cur:
+        cur.execute("DELETE FROM judgements WHERE benchmark = ? AND model = ? AND judge = ? AND instance_id IN"
+                    " (SELECT instance_id FROM instances WHERE benchmark = ? AND setting = ? AND lang = ?)",
+                    [benchmark, model, judge, benchmark, setting, lang])
+        if out:
+            cur.executemany("INSERT INTO judgements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", out)
+    verdicts = sum(row[5] is not None for row in out)
+    return StageOutput(rows=len(out), message=f"{verdicts} verdicts on {len(out)} responses by {judge}")

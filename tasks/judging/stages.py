@@ -1,0 +1,37 @@
+"""The judging stage as a Prefect task: one cell per (benchmark, setting, language, model, judge)."""
+
+from __future__ import annotations
+
+from prefect.states import State
+
+from tasks.inference.stages import model_identity
+from tasks.judging.pointwise import KINDS, JudgeConfig, judge_responses
+from tasks.llm import Budget, template_hash
+from tasks.orchestration import shared_warehouse, stage_task
+from tasks.paid_stage import run_paid, unfinished
+from tasks.stage import ReadFields, Stage, StageRef, rows_digest
+
+JUDGING = Stage("judging", 1, upstream=("inference",))
+CELL_RESPONSES = "benchmark = ? AND setting = ? AND lang = ? AND model = ?"
+
+
+@stage_task("judging")
+def judging_stage(home: str, cell: str, benchmark: str, setting: str, lang: str, model: str, judge: str, kind: str,
+                  config: JudgeConfig, responses: StageRef, budget: Budget, force: frozenset[str],
+                  run_id: str) -> StageRef | State[StageRef]:
+    """``judge``'s verdicts on the cell's responses. The responses' ids, statuses and answers are in the
+    fingerprint: a rerun that retried failed responses (same inference fingerprint) is judged again."""
+    wh = shared_warehouse(home)
+    params = [benchmark, setting, lang, model]
+    read = ReadFields.of(config, *JudgeConfig.model_fields, judge=model_identity(home, judge), kind=kind,
+                         template=template_hash(KINDS[kind].template),
+                         responses=rows_digest(wh, f"SELECT instance_id, status, answer FROM responses"
+                                                   f" WHERE {CELL_RESPONSES} ORDER BY ALL", params))
+    return run_paid(
+        home, JUDGING, cell, read, {"responses": responses},
+        lambda client, ledger, fp: judge_responses(wh, client, benchmark, setting, lang, model, judge, kind, config, fp,
+                                                   budget=ledger),
+        retry=unfinished(wh, "judgements", f"benchmark = ? AND model = ? AND judge = ? AND instance_id IN"
+                                           f" (SELECT instance_id FROM responses WHERE {CELL_RESPONSES})",
+                         [benchmark, model, judge, *params]),
+        force=force, budget=budget, run_id=run_id)

@@ -1,0 +1,134 @@
+"""From stored responses and verdicts to leaderboard rows, by each recipe's protocol.
+
+Each recipe has a scorer reading the warehouse and returning
+:class:`~tasks.metrics.score.Score` values; this module writes them as one
+model's rows of ``leaderboard``, with the mode that produced them and the
+judges whose verdicts counted.  Several judges form a panel: a response is
+correct when more of them said yes than no.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tasks.errors import ConfigError
+from tasks.inference.reading import strip_citations
+from tasks.metrics.eclektic import Judged, eclektic_scores
+from tasks.metrics.score import ALL, Score
+from tasks.metrics.xrag import PanelRow, majority, xrag_scores
+from tasks.stage import StageOutput
+from tasks.text.languages import all_rules
+from tasks.translate.gate import detect_language
+from tasks.warehouse.db import Warehouse
+
+#: The metric each recipe's protocol leads with.
+HEADLINE = {"eclektic": "overall_success", "xrag": "accuracy", "mkqa": "f1"}
+
+
+class ScoringConfig(BaseModel):
+    """How scores and their intervals are computed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    resamples: int = Field(1000, ge=10, description="Bootstrap resamples of the questions for each 95% interval.")
+    seed: int = Field(0, description="Seed of the bootstrap.")
+    mkqa_mode: Literal["improved", "official"] = Field(
+        "improved", description="MKQA scoring: improved (for generative models) or official (the paper's scorer).")
+
+
+Scorer = Callable[[Warehouse, str, str, list[str], ScoringConfig], tuple[list[Score], str]]
+
+
+def _judged_responses(wh: Warehouse, benchmark: str, model: str, judges: list[str]) -> list[dict]:
+    """Every response of ``model`` with its instance and the listed judges' verdicts."""
+    return wh.query_dicts(
+        "SELECT i.item_id, i.source_lang, i.lang, i.setting, r.status, r.answer,"
+        " coalesce(list(j.verdict ORDER BY j.judge) FILTER (j.judge IS NOT NULL), []) AS verdicts"
+        " FROM responses r JOIN instances i USING (benchmark, instance_id)"
+        " LEFT JOIN judgements j ON j.benchmark = r.benchmark AND j.instance_id = r.instance_id AND j.model = r.model"
+        "   AND list_contains(?, j.judge)"
+        " WHERE r.benchmark = ? AND r.model = ? GROUP BY ALL ORDER BY ALL", [judges, benchmark, model])
+
+
+def eclektic_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
+                    config: ScoringConfig) -> tuple[list[Score], str]:
+    """Per setting: overall success, transfer and source accuracy over all target languages and per target.
+
+    Every setting's pairs take their source half from the closed-book answer in the source language; a
+    question evaluated without it cannot form pairs and is left out (said in the message).
+    """
+    rows = _judged_responses(wh, benchmark, model, judges)
+    sources = {r["item_id"]: r for r in rows if r["setting"] == "closed_book" and r["lang"] == r["source_lang"]}
+    by_setting: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        if row["lang"] != row["source_lang"]:
+            by_setting[row["setting"]].append(row)
+    scores: list[Score] = []
+    orphans = {r["item_id"] for targets in by_setting.values() for r in targets} - set(sources)
+    for setting, targets in sorted(by_setting.items()):
+        judged = [_judged(r) for r in targets if r["item_id"] in sources]
+        judged += [_judged(sources[item]) for item in {r["item_id"] for r in targets} & set(sources)]
+        if not judged:
+            continue
+        for lang in [ALL, *sorted({r.lang for r in judged if r.lang != r.source_lang})]:
+            subset = judged if lang == ALL else [r for r in judged if r.lang in (lang, r.source_lang)]
+            result = eclektic_scores(subset, seed=config.seed, resamples=config.resamples)
+            ci = result["ci"]
+            scores.append(Score(setting, lang, ALL, "overall_success", result["overall_success"],
+                                *ci["overall_success"], result["n_pairs"]))
+            scores.append(Score(setting, lang, ALL, "transfer", result["transfer"], *ci["transfer"], result["n_pairs"]))
+            if lang == ALL:
+                scores.append(Score(setting, ALL, ALL, "source_accuracy", result["source_accuracy"], None, None,
+                                    len({r.question_id for r in subset})))
+    note = f"; {len(orphans)} question(s) without a source-language answer left out" if orphans else ""
+    return scores, note
+
+
+def _judged(row: dict) -> Judged:
+    return Judged(row["item_id"], row["source_lang"], row["lang"], majority(row["verdicts"]))
+
+
+def xrag_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
+                config: ScoringConfig) -> tuple[list[Score], str]:
+    """Accuracy (panel majority and the question's language) and the wrong-language share, per slice."""
+    qtypes = dict(wh.query("SELECT item_id, qtype FROM qa_items WHERE benchmark = ?", [benchmark]))
+    detectable = set(all_rules())
+    panel = [PanelRow(r["item_id"], r["setting"], r["lang"], qtypes.get(r["item_id"]), tuple(r["verdicts"]),
+                      _language_ok(r["answer"], r["lang"], detectable) if r["status"] == "ok" else None)
+             for r in _judged_responses(wh, benchmark, model, judges)]
+    unchecked = {row.lang for row in panel if row.language_ok is None and row.lang not in detectable}
+    note = f"; language check not applied to {', '.join(sorted(unchecked))} (not detectable)" if unchecked else ""
+    return xrag_scores(panel, seed=config.seed, resamples=config.resamples), note
+
+
+def _language_ok(answer: str | None, lang: str, detectable: set[str]) -> bool | None:
+    """Whether lingua sees the question's language in the answer; None when that language cannot be detected."""
+    if lang not in detectable:
+        return None
+    return detect_language(strip_citations(answer or "")) == lang
+
+
+SCORERS: dict[str, Scorer] = {"eclektic": eclektic_scorer, "xrag": xrag_scorer}
+
+
+def score_model(wh: Warehouse, benchmark: str, recipe: str, model: str, judges: list[str], config: ScoringConfig,
+                fp: str) -> StageOutput:
+    """Replace ``model``'s leaderboard rows on ``benchmark`` with the scores of its stored responses."""
+    if recipe not in SCORERS:
+        raise ConfigError(f"no scorer for recipe {recipe!r} (scorers: {', '.join(sorted(SCORERS))})")
+    scores, note = SCORERS[recipe](wh, benchmark, model, judges, config)
+    mode = config.mkqa_mode if recipe == "mkqa" else "protocol"
+    rows = [[benchmark, s.setting, s.lang, s.subset, model, s.metric, s.value, s.ci_low, s.ci_high, s.n, mode,
+             sorted(judges), fp] for s in scores]
+    with wh.transaction() as cur:
+        cur.execute("DELETE FROM leaderboard WHERE benchmark = ? AND model = ?", [benchmark, model])
+        if rows:
+            cur.executemany("INSERT INTO leaderboard VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    headline = next((s for s in scores if s.metric == HEADLINE[recipe] and s.lang == ALL and s.subset == ALL), None)
+    shown = f"{HEADLINE[recipe]} {headline.value:.3f}" if headline and headline.value is not None else "no headline"
+    return StageOutput(rows=len(rows), message=f"{len(rows)} scores; {shown} ({headline.setting if headline else '-'})"
+                                                f"{note}")

@@ -1,0 +1,128 @@
+"""Scoring as a Prefect task, and how an evaluation is shown: nested MLflow runs, a Prefect table, the terminal.
+
+Scoring reads only stored responses and verdicts, so it is cheap and runs
+once per (benchmark, model) after every judging cell of that model.  Its
+fingerprint covers the rows it reads: a judge that was retried, or a new
+judge, rescore exactly the models they concern.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect.artifacts import create_table_artifact
+from prefect.states import State
+
+from tasks.inference.prompting import TEMPLATES
+from tasks.judging.pointwise import KINDS
+from tasks.llm import template_hash
+from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, score_model
+from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
+from tasks.stage import ReadFields, Stage, StageRef, digest, run_stage
+from tasks.tracking import TrackedRun, mlflow_name
+from tasks.version import code_version
+from tasks.warehouse.db import Warehouse
+
+SCORING = Stage("scoring", 1, upstream=("judging", "inference"))
+
+
+@stage_task("scoring")
+def scoring_stage(home: str, cell: str, benchmark: str, recipe: str, model: str, judges: list[str],
+                  config: ScoringConfig, upstream: list[StageRef], force: frozenset[str],
+                  run_id: str) -> StageRef | State[StageRef]:
+    """The leaderboard rows of one model on one benchmark."""
+    wh = shared_warehouse(home)
+    read = ReadFields.of(config, *ScoringConfig.model_fields, recipe=recipe, judges=sorted(judges), rows=digest([
+        wh.query("SELECT instance_id, status, answer FROM responses WHERE benchmark = ? AND model = ? ORDER BY ALL",
+                 [benchmark, model]),
+        wh.query("SELECT instance_id, judge, verdict, status FROM judgements WHERE benchmark = ? AND model = ?"
+                 " AND list_contains(?, judge) ORDER BY ALL", [benchmark, model, judges]),
+    ]))
+    inputs = {f"cell_{i}": ref for i, ref in enumerate(upstream)}
+    return as_task_result(run_stage(
+        wh, SCORING, cell, read, inputs, lambda fp: score_model(wh, benchmark, recipe, model, judges, config, fp),
+        force=forced(SCORING.name, force), run_id=run_id))
+
+
+def leaderboard_rows(wh: Warehouse, benchmark: str, models: list[str] | None = None) -> list[dict[str, Any]]:
+    """The benchmark's leaderboard, best model first within each (setting, language, subset, metric)."""
+    where = " AND list_contains(?, model)" if models else ""
+    return wh.query_dicts(
+        "SELECT setting, lang, subset, model, metric, value, ci_low, ci_high, n, mode, judges FROM leaderboard"
+        f" WHERE benchmark = ?{where}"
+        " ORDER BY setting, lang = 'all' DESC, lang, subset = 'all' DESC, subset, metric, value DESC NULLS LAST, model",
+        [benchmark, models] if models else [benchmark])
+
+
+def report_evaluation(wh: Warehouse, benchmark: str, models: list[str], run: TrackedRun) -> None:
+    """One MLflow run per model nested under the evaluation's run, a Prefect table, and the headline rows printed."""
+    rows = leaderboard_rows(wh, benchmark, models)
+    for model in models:
+        _log_model_run(wh, benchmark, model, [r for r in rows if r["model"] == model])
+    headline = [r for r in rows if r["lang"] == "all" and r["subset"] == "all" and r["metric"] in HEADLINE.values()]
+    if headline:
+        create_table_artifact(table=headline, key=f"leaderboard-{mlflow_name(benchmark).lower().replace('_', '-')}",
+                              description=f"Leaderboard of {benchmark}: pooled over languages, 95% intervals")
+    for row in headline:
+        print(f"{benchmark} {row['setting']:<26} {row['model']:<16} {row['metric']:<16} {_shown(row)}")
+
+
+def _shown(row: dict[str, Any]) -> str:
+    if row["value"] is None:
+        return "undefined"
+    interval = f" [{row['ci_low']:.3f}, {row['ci_high']:.3f}]" if row["ci_low"] is not None else ""
+    return f"{row['value']:.3f}{interval} (n={row['n']}, {row['mode']})"
+
+
+def _log_model_run(wh: Warehouse, benchmark: str, model: str, rows: list[dict[str, Any]]) -> None:
+    import mlflow
+    import pandas as pd
+
+    judges = sorted({judge for r in rows for judge in r["judges"]})
+    with mlflow.start_run(run_name=f"{benchmark}-{model}", nested=True):
+        mlflow.set_tags({"babelbench.benchmark": benchmark, "babelbench.model": model})
+        mlflow.log_params({"model": model, "judges": ",".join(judges) or "-", "code_version": code_version(),
+                           **{f"template.{name}": template_hash(name)[:12] for name in TEMPLATES},
+                           **{f"template.{kind.template}": template_hash(kind.template)[:12] for kind in KINDS.values()}})
+        metrics = {}
+        for r in rows:
+            if r["value"] is None:
+                continue
+            base = mlflow_name(f"{r['metric']}.{r['setting']}.{r['lang']}.{r['subset']}")
+            metrics[base] = r["value"]
+            if r["ci_low"] is not None:
+                metrics[f"{base}.ci_low"], metrics[f"{base}.ci_high"] = r["ci_low"], r["ci_high"]
+        mlflow.log_metrics(metrics)
+        figure = _per_language_figure(rows)
+        if figure is not None:
+            mlflow.log_figure(figure, "per_language.png")
+        items = wh.query_dicts(
+            "SELECT r.instance_id, r.setting, r.lang, r.status, r.answer, r.citations,"
+            " list(j.judge || '=' || coalesce(j.verdict, j.status) ORDER BY j.judge) FILTER (j.judge IS NOT NULL) AS verdicts"
+            " FROM responses r LEFT JOIN judgements j USING (benchmark, instance_id, model)"
+            " WHERE r.benchmark = ? AND r.model = ? GROUP BY ALL ORDER BY r.instance_id", [benchmark, model])
+        mlflow.log_table(pd.DataFrame(items), "per_item.json")
+
+
+def _per_language_figure(rows: list[dict[str, Any]]):  # noqa: ANN202 (a matplotlib Figure, or None)
+    """The headline metric per question language and setting, with its interval."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [r for r in rows if r["lang"] != "all" and r["subset"] == "all" and r["metric"] in HEADLINE.values()
+             and r["value"] is not None]
+    if not shown:
+        return None
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(shown) + 2), 3.5))
+    labels = [f"{r['setting']}\n{r['lang']}" for r in shown]
+    values = [r["value"] for r in shown]
+    errors = [[r["value"] - (r["ci_low"] if r["ci_low"] is not None else r["value"]) for r in shown],
+              [(r["ci_high"] if r["ci_high"] is not None else r["value"]) - r["value"] for r in shown]]
+    ax.bar(range(len(shown)), values, yerr=errors, capsize=3)
+    ax.set_xticks(range(len(shown)), labels, fontsize=7)
+    ax.set_ylabel(shown[0]["metric"])
+    ax.set_title("per question language, 95% intervals")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,130 @@
+"""The evaluation flow end to end: two models answer an ECLEKTIC benchmark, a judge reads the answers, the
+leaderboard and MLflow hold the protocol's numbers (worked out by hand below), and reruns pay nothing twice.
+
+The models and the judge are entries of the home's registry pointing at a loopback endpoint that answers what
+the test scripts: ``good`` (a chat model) knows every fact but one, ``weak`` (a base model, completion prompts)
+says it does not know, and ``judge`` accepts an answer when it is one of the facts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from flows.cli import app
+from flows.evaluate import EvaluateParams, evaluate_flow
+from tasks.warehouse.db import Warehouse
+from tests.fake_llm_server import FakeLLMServer
+
+pytestmark = pytest.mark.usefixtures("prefect_api")
+
+# item → (source language, {language: (question, the fact)})
+QUESTIONS = {
+    "de:1": ("de", {"de": ("Wann wurde die Velna-Brücke eröffnet?", "1891"),
+                    "en": ("When did the Velna Bridge open?", "1891"),
+                    "fr": ("Quand le pont de la Velna a-t-il ouvert ?", "1891")}),
+    "en:2": ("en", {"en": ("Who wrote The Ferryman's Daughter?", "Maren Tolk"),
+                    "de": ("Wer schrieb Die Tochter des Fährmanns?", "Maren Tolk"),
+                    "fr": ("Qui a écrit La Fille du passeur ?", "Maren Tolk")}),
+}
+FACTS = {"1891", "Maren Tolk"}
+
+
+def _benchmark(home: Path) -> None:
+    with Warehouse(home) as wh, wh.transaction() as cur:
+        cur.execute("INSERT INTO qa_benchmarks VALUES ('e', 'eclektic', ['de', 'en', 'fr'], 'g', '{}', now())")
+        for item, (source, asked) in QUESTIONS.items():
+            for lang, (question, fact) in asked.items():
+                cur.execute("INSERT INTO instances VALUES ('e', ?, ?, 'eclektic', 'closed_book', ?, ?, ?, ?, NULL, ?,"
+                            " '[]', 0, 'fp', NULL)",
+                            [f"{item}:closed_book:{lang}", item, lang, question, fact, source, f"It is {fact}."])
+
+
+def _judge(prompt: str) -> str:
+    answer = prompt.rsplit("\nAnswer:", 1)[1].strip()
+    return f"<supported>{'yes' if answer in FACTS else 'no'}</supported>"
+
+
+@pytest.fixture
+def eval_home(home: Path, server: FakeLLMServer) -> Path:
+    entries = [{"name": name, "backend": "openai", "model": f"{name}-model", "base_url": server.base_url, "mode": mode,
+                "max_concurrency": 2, "timeout": 20}
+               for name, mode in (("good", "chat"), ("weak", "completion"), ("judge", "chat"), ("judge2", "chat"))]
+    home.mkdir(parents=True)
+    (home / "models.yaml").write_text(yaml.safe_dump({"models": entries}))
+    _benchmark(home)
+    for item, (_, asked) in QUESTIONS.items():
+        for lang, (question, fact) in asked.items():
+            # good knows every fact, except the bridge's year when asked in French
+            server.answer(question, "1871" if (item, lang) == ("de:1", "fr") else fact)
+    server.answer("\nAnswer:", "I do not know.")  # weak: a completion prompt ends in "Answer:"
+    server.answer("<supported>", _judge)
+    return home
+
+
+def _board(home: Path) -> dict[tuple, tuple]:
+    with Warehouse(home) as wh:
+        rows = wh.query("SELECT model, lang, metric, value, n FROM leaderboard WHERE benchmark = 'e'")
+    return {(m, lang, metric): (value, n) for m, lang, metric, value, n in rows}
+
+
+def test_an_evaluation_scores_each_model_by_the_protocol_and_a_rerun_is_free(eval_home: Path,
+                                                                             server: FakeLLMServer) -> None:
+    params = EvaluateParams(benchmark="e", models=["good", "weak"], judges=["judge"], home=str(eval_home))
+    rows = evaluate_flow(params)
+    assert {r["status"] for r in rows} == {"computed"}
+    board = _board(eval_home)
+    # good: sources de:1/de and en:2/en accepted; pairs de:1→en ✓, de:1→fr ✗, en:2→de ✓, en:2→fr ✓
+    assert board[("good", "all", "overall_success")] == (0.75, 4)
+    assert board[("good", "all", "transfer")] == (0.75, 4)  # both sources accepted: the same 3 / 4
+    assert board[("good", "all", "source_accuracy")] == (1.0, 2)
+    assert board[("good", "fr", "overall_success")] == (0.5, 2)  # de:1→fr ✗, en:2→fr ✓
+    assert board[("good", "en", "overall_success")] == (1.0, 1)
+    # weak: nothing accepted, so no source answer either: transfer is undefined, not 0
+    assert board[("weak", "all", "overall_success")] == (0.0, 4)
+    assert board[("weak", "all", "transfer")] == (None, 4)
+    calls = len(server.calls)
+    assert calls == 12 + 12  # 6 answers per model, then one verdict per answer
+
+    again = evaluate_flow(params)
+    assert {r["status"] for r in again} == {"cached"} and len(server.calls) == calls
+
+    # a second judge: inference is reused, only the new judge is asked, and scoring takes the panel
+    panel = evaluate_flow(params.model_copy(update={"judges": ["judge", "judge2"]}))
+    statuses = {(r["stage"], r["status"]) for r in panel}
+    assert ("inference", "cached") in statuses and ("inference", "computed") not in statuses
+    assert {r["status"] for r in panel if r["stage"] == "judging" and r["cell"].endswith(":judge2")} == {"computed"}
+    assert {r["status"] for r in panel if r["stage"] == "judging" and r["cell"].endswith(":judge")} == {"cached"}
+    assert len(server.calls) == calls + 12
+    assert _board(eval_home)[("good", "all", "overall_success")] == (0.75, 4)  # two judges who agree
+
+
+def test_each_model_evaluation_is_an_mlflow_run_nested_under_the_evaluation(eval_home: Path) -> None:
+    import mlflow
+
+    evaluate_flow(EvaluateParams(benchmark="e", models=["good", "weak"], judges=["judge"], home=str(eval_home)))
+    mlflow.set_tracking_uri(f"sqlite:///{eval_home / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["babelbench-evaluate"], output_format="list")
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    children = {r.data.tags["babelbench.model"]: r for r in runs if "mlflow.parentRunId" in r.data.tags}
+    assert len(parents) == 1 and set(children) == {"good", "weak"}
+    good = children["good"]
+    assert good.data.tags["mlflow.parentRunId"] == parents[0].info.run_id
+    assert good.data.params["judges"] == "judge" and re.fullmatch(r"[0-9a-f]{12}", good.data.params["template.answer_closed_book"])
+    assert good.data.metrics["overall_success.closed_book.all.all"] == 0.75
+    assert good.data.metrics["overall_success.closed_book.all.all.ci_low"] <= 0.75
+
+
+def test_the_leaderboard_command_prints_what_the_evaluation_stored(eval_home: Path) -> None:
+    evaluate_flow(EvaluateParams(benchmark="e", models=["good"], judges=["judge"], home=str(eval_home)))
+    result = CliRunner().invoke(app, ["--home", str(eval_home), "leaderboard", "--benchmark", "e", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = {(r["lang"], r["metric"]): r for r in json.loads(result.output)}
+    assert rows[("all", "overall_success")]["value"] == 0.75 and rows[("all", "overall_success")]["mode"] == "protocol"
+    missing = CliRunner().invoke(app, ["--home", str(eval_home), "leaderboard", "--benchmark", "nope"])
+    assert missing.exit_code == 2 and "no leaderboard for benchmark 'nope'" in missing.output
