@@ -25,11 +25,13 @@ from flows.cli_support import (  # noqa: E402
 )
 from flows.qa_cli import instances_app, qa_app, review_app, translate  # noqa: E402
 from flows.eval_cli import evaluate, leaderboard  # noqa: E402
+from flows.score_cli import score_app  # noqa: E402
+from flows.import_cli import import_app  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
 
 #: The order a user runs the commands in; ``--help`` lists them so.
-WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "eval", "leaderboard", "sql", "demo")
+WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "eval", "leaderboard", "score", "sql", "demo")
 
 
 class _WorkflowOrder(TyperGroup):
@@ -50,6 +52,8 @@ app.add_typer(review_app, name="review")
 app.command("translate")(translate)
 app.command("eval")(evaluate)
 app.command("leaderboard")(leaderboard)
+app.add_typer(score_app, name="score")
+app.add_typer(import_app, name="import")
 
 
 @app.callback()

@@ -1,4 +1,4 @@
-"""The demo's QA half: a small ECLEKTIC-style and XRAG-style benchmark written by the local model.
+"""The demo's QA half: a small ECLEKTIC-style and XRAG-style benchmark written, then answered, by the local model.
 
 Kept small on purpose — the local model is a 270M-parameter base model at
 about 40 tokens/s on two cores — so every status (parse, pre-screen, gate)
@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flows.evaluate import EvaluateParams, evaluate_flow
 from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_flow, qa_build_flow, translate_flow
+from tasks.imports.mkqa import import_mkqa
 from tasks.instances.build import InstanceConfig
 from tasks.qa.xrag_config import XragConfig
 from tasks.warehouse.db import Warehouse
 
 GENERATOR = "local"
+#: The systems the demo evaluates: the local model, and the baseline that always abstains (MKQA's floor).
+SYSTEMS = [GENERATOR, "abstain"]
+MKQA_SAMPLE = Path(__file__).resolve().parents[1] / "tasks" / "sample" / "mkqa_sample.jsonl"
 # ECLEKTIC: every sample language; the items are translated into English only (each translation is two calls).
 ECLEKTIC_TARGETS = ["en"]
 # XRAG: English pivot with German; one pair per kind and one question type.
@@ -24,7 +29,12 @@ XRAG = XragConfig(max_pairs=1, question_types=("comparison",), questions_per_typ
 
 
 def run_qa_demo(home: Path, langs: list[str]) -> list[dict]:
-    """Build, translate and assemble both benchmarks; the pre-screen is advisory (``qc_policy: human``)."""
+    """Build, translate and assemble both benchmarks, then evaluate the local model and the abstain baseline on
+    them (judged by the local model) and on a bundled sample in MKQA's format.
+
+    The pre-screen is advisory (``qc_policy: human``).  The local model is its own judge only because it is
+    the one model the demo has offline: a judge should be a stronger model than the ones it judges.
+    """
     rows: list[dict] = []
     rows += qa_build_flow(QaBuildParams(recipe="eclektic", langs=langs, generator=GENERATOR, home=str(home)))
     rows += qa_build_flow(QaBuildParams(recipe="xrag", langs=XRAG_LANGS, generator=GENERATOR, xrag=XRAG, home=str(home)))
@@ -33,6 +43,10 @@ def run_qa_demo(home: Path, langs: list[str]) -> list[dict]:
         rows += translate_flow(TranslateParams(benchmark=benchmark, to=targets, translator=GENERATOR,
                                                qc_policy=policy.qc_policy, home=str(home)))
         rows += instances_flow(InstancesParams(benchmark=benchmark, instances=policy, home=str(home)))
+        rows += evaluate_flow(EvaluateParams(benchmark=benchmark, models=SYSTEMS, judges=[GENERATOR], home=str(home)))
+    with Warehouse(home) as wh:  # eight questions about the sample's world, in MKQA's published layout
+        import_mkqa(wh, MKQA_SAMPLE, "mkqa-sample", None)
+    rows += evaluate_flow(EvaluateParams(benchmark="mkqa-sample", models=SYSTEMS, judges=[], home=str(home)))
     return rows
 
 
@@ -50,3 +64,16 @@ QA_SUMMARY = """
 def qa_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
     """What the QA demo produced, by benchmark, table and outcome."""
     return wh.query_with_columns(QA_SUMMARY)
+
+
+LEADERBOARD = """
+    SELECT benchmark, setting, model, metric, round(value, 3) AS value,
+           '[' || round(ci_low, 3) || ', ' || round(ci_high, 3) || ']' AS "95% interval", n
+    FROM leaderboard WHERE lang = 'all' AND subset = 'all' AND metric IN ('overall_success', 'transfer', 'source_accuracy', 'accuracy', 'f1')
+    ORDER BY ALL
+"""
+
+
+def leaderboard_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
+    """The demo's leaderboard: each benchmark's headline metrics pooled over languages."""
+    return wh.query_with_columns(LEADERBOARD)

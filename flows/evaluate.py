@@ -72,18 +72,19 @@ def evaluate_flow(params: EvaluateParams) -> list[dict]:
         for model in params.models:
             judged = []
             for setting, lang in cells:
-                cell = f"{params.benchmark}:{setting}:{lang}:{model}"
+                # "/" between parts: Rich renders ":closed_book:" in a log line as an emoji
+                cell = f"{params.benchmark}/{setting}/{lang}/{model}"
                 responses = inference_stage.submit(home, cell, params.benchmark, setting, lang, model, params.inference,
                                                    instances, params.budget, force, run.run_id)
                 futures[cell] = {"inference": responses}
                 for judge in params.judges if kind else ():
                     judged.append(judging_stage.submit(
-                        home, f"{cell}:{judge}", params.benchmark, setting, lang, model, judge, kind, params.judging,
+                        home, f"{cell}/{judge}", params.benchmark, setting, lang, model, judge, kind, params.judging,
                         responses, params.budget, force, run.run_id))
-                    futures[f"{cell}:{judge}"] = {"judging": judged[-1]}
+                    futures[f"{cell}/{judge}"] = {"judging": judged[-1]}
                 if not kind:
                     judged.append(responses)
-            scored = f"{params.benchmark}:{model}"
+            scored = f"{params.benchmark}/{model}"
             futures[scored] = {"scoring": scoring_stage.submit(
                 home, scored, params.benchmark, recipe, model, params.judges if kind else [], params.scoring, judged,
                 force, run.run_id)}

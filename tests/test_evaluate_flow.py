@@ -98,8 +98,8 @@ def test_an_evaluation_scores_each_model_by_the_protocol_and_a_rerun_is_free(eva
     panel = evaluate_flow(params.model_copy(update={"judges": ["judge", "judge2"]}))
     statuses = {(r["stage"], r["status"]) for r in panel}
     assert ("inference", "cached") in statuses and ("inference", "computed") not in statuses
-    assert {r["status"] for r in panel if r["stage"] == "judging" and r["cell"].endswith(":judge2")} == {"computed"}
-    assert {r["status"] for r in panel if r["stage"] == "judging" and r["cell"].endswith(":judge")} == {"cached"}
+    assert {r["status"] for r in panel if r["stage"] == "judging" and r["cell"].endswith("/judge2")} == {"computed"}
+    assert {r["status"] for r in panel if r["stage"] == "judging" and r["cell"].endswith("/judge")} == {"cached"}
     assert len(server.calls) == calls + 12
     assert _board(eval_home)[("good", "all", "overall_success")] == (0.75, 4)  # two judges who agree
 
@@ -128,3 +128,12 @@ def test_the_leaderboard_command_prints_what_the_evaluation_stored(eval_home: Pa
     assert rows[("all", "overall_success")]["value"] == 0.75 and rows[("all", "overall_success")]["mode"] == "protocol"
     missing = CliRunner().invoke(app, ["--home", str(eval_home), "leaderboard", "--benchmark", "nope"])
     assert missing.exit_code == 2 and "no leaderboard for benchmark 'nope'" in missing.output
+
+
+def test_questions_asked_only_in_their_source_language_still_give_the_source_accuracy(eval_home: Path) -> None:
+    with Warehouse(eval_home) as wh, wh.transaction() as cur:  # no translation passed its gate: no pairs
+        cur.execute("DELETE FROM instances WHERE lang <> source_lang")
+    evaluate_flow(EvaluateParams(benchmark="e", models=["good"], judges=["judge"], home=str(eval_home)))
+    board = _board(eval_home)
+    assert board[("good", "all", "source_accuracy")] == (1.0, 2)  # de:1 in de, en:2 in en: both right
+    assert board[("good", "all", "overall_success")] == (None, 0)  # no pair: undefined, not 0

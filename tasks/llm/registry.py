@@ -36,7 +36,7 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1, description="What stages and the CLI call the model.")
-    backend: Literal["openai", "llamacpp", "anthropic"]
+    backend: Literal["openai", "llamacpp", "anthropic", "baseline"]
     model: str = Field(min_length=1, description="Provider model id; for llamacpp a GGUF path or " + PACKAGED_GEMMA)
     base_url: str | None = Field(None, description="Endpoint, e.g. http://host:8000/v1; the SDK default when empty.")
     api_key_env: str | None = Field(None, description="Environment variable holding the API key; none for open endpoints.")
@@ -50,8 +50,9 @@ class ModelSpec(BaseModel):
 
     @model_validator(mode="after")
     def _fits_backend(self) -> ModelSpec:
-        if self.backend == "llamacpp" and (self.base_url or self.api_key_env):
-            raise ValueError("a llamacpp model runs in-process: drop base_url/api_key_env, or use backend openai for a llama.cpp server")
+        if self.backend in ("llamacpp", "baseline") and (self.base_url or self.api_key_env):
+            raise ValueError(f"a {self.backend} model runs in-process: drop base_url/api_key_env"
+                             + (", or use backend openai for a llama.cpp server" if self.backend == "llamacpp" else ""))
         if self.backend == "anthropic" and self.mode != "chat":
             raise ValueError("anthropic models are chat models: set mode: chat")
         return self
@@ -81,9 +82,10 @@ class Registry(BaseModel):
 
 
 def default_registry() -> Registry:
-    """The local demo model only: runs offline, costs nothing."""
+    """The local demo model and the ``abstain`` baseline: both run offline and cost nothing."""
     local = ModelSpec(name="local", backend="llamacpp", model=PACKAGED_GEMMA, mode="completion", max_concurrency=1)
-    return Registry(models=(local,), source=BUILTIN_SOURCE)
+    abstain = ModelSpec(name="abstain", backend="baseline", model="abstain", mode="chat", max_concurrency=8)
+    return Registry(models=(local, abstain), source=BUILTIN_SOURCE)
 
 
 def registry_path(home: Path | None = None) -> Path | None:

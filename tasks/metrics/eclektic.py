@@ -12,7 +12,6 @@ Both are pooled over all pairs (not averaged per language pair), and their
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.errors import ConfigError
+from tasks.json_lines import read_json_lines
 from tasks.metrics.bootstrap import clustered_ratio_ci
 
 
@@ -112,20 +112,8 @@ def eclektic_scores(rows: Iterable[Judged], *, seed: int = 0, resamples: int = 1
 def read_judgements(path: Path) -> list[Judged]:
     """JSON lines ``{"question_id", "source_lang", "lang", "correct"}``; a bad line is an error naming file and line."""
     rows = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the judgements ({exc.strerror})") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, record in read_json_lines(path, "judgement"):
         where = f"{path} line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{where}: not JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise ConfigError(f"{where}: a judgement is a JSON object")
         missing = [key for key in ("question_id", "source_lang", "lang", "correct") if key not in record]
         if missing:
             raise ConfigError(f"{where}: missing {', '.join(missing)}")

@@ -9,6 +9,7 @@ correct when more of them said yes than no.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Literal
@@ -17,7 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.errors import ConfigError
 from tasks.inference.reading import strip_citations
+from tasks.metrics import mkqa_improved, mkqa_official
+from tasks.metrics.bootstrap import clustered_ratio_ci
 from tasks.metrics.eclektic import Judged, eclektic_scores
+from tasks.metrics.mkqa_data import GoldAnswer, GoldExample, Prediction
 from tasks.metrics.score import ALL, Score
 from tasks.metrics.xrag import PanelRow, majority, xrag_scores
 from tasks.stage import StageOutput
@@ -59,7 +63,8 @@ def eclektic_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str]
     """Per setting: overall success, transfer and source accuracy over all target languages and per target.
 
     Every setting's pairs take their source half from the closed-book answer in the source language; a
-    question evaluated without it cannot form pairs and is left out (said in the message).
+    question evaluated without it cannot form pairs and is left out (said in the message).  The closed-book
+    source accuracy covers every question answered in its source language, paired or not.
     """
     rows = _judged_responses(wh, benchmark, model, judges)
     sources = {r["item_id"]: r for r in rows if r["setting"] == "closed_book" and r["lang"] == r["source_lang"]}
@@ -69,9 +74,12 @@ def eclektic_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str]
             by_setting[row["setting"]].append(row)
     scores: list[Score] = []
     orphans = {r["item_id"] for targets in by_setting.values() for r in targets} - set(sources)
+    if sources:
+        by_setting.setdefault("closed_book", [])  # source accuracy is reported even when no question has pairs
     for setting, targets in sorted(by_setting.items()):
+        paired = {r["item_id"] for r in targets} & set(sources)
         judged = [_judged(r) for r in targets if r["item_id"] in sources]
-        judged += [_judged(sources[item]) for item in {r["item_id"] for r in targets} & set(sources)]
+        judged += [_judged(sources[item]) for item in (set(sources) if setting == "closed_book" else paired)]
         if not judged:
             continue
         for lang in [ALL, *sorted({r.lang for r in judged if r.lang != r.source_lang})]:
@@ -112,7 +120,57 @@ def _language_ok(answer: str | None, lang: str, detectable: set[str]) -> bool | 
     return detect_language(strip_citations(answer or "")) == lang
 
 
-SCORERS: dict[str, Scorer] = {"eclektic": eclektic_scorer, "xrag": xrag_scorer}
+def mkqa_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
+                config: ScoringConfig) -> tuple[list[Score], str]:
+    """EM and F1 (0–100) per locale and pooled, against each instance's gold answers.
+
+    The improved mode scores each answer on its own, so its intervals resample examples (an example's
+    locales together); the official mode's threshold sweep scores a language as a whole, so its values
+    come without intervals.  A failed response counts as no answer.
+    """
+    rows = wh.query_dicts(
+        "SELECT i.item_id, i.setting, i.lang, i.gold, r.status, r.answer FROM responses r"
+        " JOIN instances i USING (benchmark, instance_id) WHERE r.benchmark = ? AND r.model = ? ORDER BY ALL",
+        [benchmark, model])
+    cells: dict[tuple[str, str], tuple[list[GoldExample], dict[str, Prediction]]] = defaultdict(lambda: ([], {}))
+    for row in rows:
+        gold, predictions = cells[(row["setting"], row["lang"])]
+        answers = tuple(GoldAnswer(a["type"], a["text"], a.get("entity"), tuple(a.get("aliases") or ()))
+                        for a in json.loads(row["gold"] or "[]"))
+        gold.append(GoldExample(row["item_id"], "", {row["lang"]: ""}, {row["lang"]: answers}))
+        predictions[row["item_id"]] = Prediction(row["item_id"], row["answer"] if row["status"] == "ok" else None,
+                                                 None, 0.0)
+    scores: list[Score] = []
+    if config.mkqa_mode == "official":
+        for (setting, lang), (gold, predictions) in sorted(cells.items()):
+            metrics = mkqa_official.score_language(gold, predictions, lang)
+            scores += [Score(setting, lang, ALL, "em", metrics["best_em"], None, None, len(gold)),
+                       Score(setting, lang, ALL, "f1", metrics["best_f1"], None, None, len(gold))]
+        return scores, ""
+    per_setting: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
+    for (setting, lang), (gold, predictions) in sorted(cells.items()):
+        results = [mkqa_improved.example_scores(predictions[e.example_id], e, lang)[:2] for e in gold]
+        for example, result in zip(gold, results, strict=True):
+            per_setting[setting][example.example_id].append(result)
+        scores += _mkqa_means(setting, lang, [[r] for r in results], config)
+    for setting, by_example in sorted(per_setting.items()):
+        scores += _mkqa_means(setting, ALL, list(by_example.values()), config)
+    return scores, ""
+
+
+def _mkqa_means(setting: str, lang: str, clusters: list[list[tuple[float, float]]], config: ScoringConfig) -> list[Score]:
+    """Mean EM and F1 ×100 over answers, with intervals resampling the clusters (examples)."""
+    sizes = [len(cluster) for cluster in clusters]
+    scores = []
+    for metric, index in (("em", 0), ("f1", 1)):
+        sums = [sum(result[index] for result in cluster) for cluster in clusters]
+        value, low, high = clustered_ratio_ci(sums, sizes, n_resamples=config.resamples, seed=config.seed)
+        scores.append(Score(setting, lang, ALL, metric, *(None if v is None else 100.0 * v for v in (value, low, high)),
+                            sum(sizes)))
+    return scores
+
+
+SCORERS: dict[str, Scorer] = {"eclektic": eclektic_scorer, "xrag": xrag_scorer, "mkqa": mkqa_scorer}
 
 
 def score_model(wh: Warehouse, benchmark: str, recipe: str, model: str, judges: list[str], config: ScoringConfig,

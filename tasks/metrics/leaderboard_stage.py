@@ -23,7 +23,7 @@ from tasks.tracking import TrackedRun, mlflow_name
 from tasks.version import code_version
 from tasks.warehouse.db import Warehouse
 
-SCORING = Stage("scoring", 1, upstream=("judging", "inference"))
+SCORING = Stage("scoring", 2, upstream=("judging", "inference"))
 
 
 @stage_task("scoring")

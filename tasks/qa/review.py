@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.errors import ConfigError
+from tasks.json_lines import read_json_lines
 from tasks.warehouse.atomic import atomic_write_text
 from tasks.warehouse.db import Warehouse
 
@@ -72,29 +73,17 @@ def export_sheet(wh: Warehouse, benchmark: str, path: Path, *, only_flagged: boo
 
 def _read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, record) of every row of a sheet."""
-    kind = _format(path)
+    if _format(path) == ".jsonl":
+        return read_json_lines(path, "review row")
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the review file ({exc.strerror})") from exc
-    if kind == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        missing = {"item_id", "decision"} - set(reader.fieldnames or ())
-        if missing:
-            raise ConfigError(f"{path}: the header lacks {sorted(missing)}")
-        return [(reader.line_num, row) for row in reader]
-    records = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path} line {number}: not JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise ConfigError(f"{path} line {number}: a review row is a JSON object")
-        records.append((number, record))
-    return records
+    reader = csv.DictReader(io.StringIO(text))
+    missing = {"item_id", "decision"} - set(reader.fieldnames or ())
+    if missing:
+        raise ConfigError(f"{path}: the header lacks {sorted(missing)}")
+    return [(reader.line_num, row) for row in reader]
 
 
 def import_decisions(wh: Warehouse, benchmark: str, path: Path, *, reviewer: str | None = None) -> int:

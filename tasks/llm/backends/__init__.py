@@ -37,6 +37,7 @@ BACKENDS: dict[str, str] = {
     "openai": "tasks.llm.backends.openai_compat:OpenAICompatBackend",
     "llamacpp": "tasks.llm.backends.llamacpp:LlamaCppBackend",
     "anthropic": "tasks.llm.backends.anthropic:AnthropicBackend",
+    "baseline": "tasks.llm.backends.baseline:BaselineBackend",
 }
 
 _PERMANENT_HINTS = {

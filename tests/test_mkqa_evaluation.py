@@ -1,0 +1,61 @@
+"""MKQA from its published file to the leaderboard: import whole or not at all, answer, score by locale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from flows.evaluate import EvaluateParams, evaluate_flow
+from tasks.errors import ConfigError
+from tasks.imports.mkqa import import_mkqa
+from tasks.metrics.mkqa_data import read_gold
+from tasks.warehouse.db import Warehouse
+from tests.fake_llm_server import FakeLLMServer
+
+pytestmark = pytest.mark.usefixtures("prefect_api")
+SAMPLE = Path(__file__).resolve().parents[1] / "tasks" / "sample" / "mkqa_sample.jsonl"
+# The model's English answers to the sample's 8 questions, in file order: six right (aliases count), an answer
+# to the unanswerable 7th (wrong), and an abstention on the 8th, whose answer is a long answer (right).
+ENGLISH = ["412 km", "Petra Voss", "1871", "Yes.", "Jonas Halvar", "eleven", "Blue.", "I don't know."]
+
+
+def test_a_bad_line_imports_nothing_and_names_the_line(home: Path, tmp_path: Path) -> None:
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    broken = tmp_path / "mkqa.jsonl"
+    broken.write_text("\n".join(lines[:3] + ['{"example_id": 5.0, "queries": {}, "answers": {}}'] + lines[3:]) + "\n")
+    with Warehouse(home) as wh:
+        with pytest.raises(ConfigError, match=r"mkqa.jsonl line 4: example_id 5.0 is not an integer"):
+            import_mkqa(wh, broken, "mk", None)
+        assert wh.scalar("SELECT count(*) FROM instances") == 0
+        assert wh.scalar("SELECT count(*) FROM qa_benchmarks") == 0
+        with pytest.raises(ConfigError, match="not every example has ko"):
+            import_mkqa(wh, SAMPLE, "mk", ["en", "ko"])
+
+
+def test_an_mkqa_evaluation_scores_each_locale_against_its_gold_answers(home: Path, server: FakeLLMServer) -> None:
+    home.mkdir(parents=True)
+    (home / "models.yaml").write_text(yaml.safe_dump({"models": [
+        {"name": "good", "backend": "openai", "model": "m", "base_url": server.base_url, "mode": "chat"},
+        {"name": "abstain", "backend": "baseline", "model": "abstain"}]}))
+    examples = read_gold(SAMPLE)
+    for example, answer in zip(examples, ENGLISH, strict=True):
+        server.answer(example.queries["en"], answer)
+        server.answer(example.queries["de"], "Ich weiß nicht.")  # abstains on every German question
+    with Warehouse(home) as wh:
+        import_mkqa(wh, SAMPLE, "mk", ["en", "de"])
+    rows = evaluate_flow(EvaluateParams(benchmark="mk", models=["good", "abstain"], judges=[], home=str(home)))
+    assert {r["stage"] for r in rows} == {"inference", "scoring"}  # MKQA needs no judge
+    with Warehouse(home) as wh:
+        board = {(lang, metric): (value, n) for lang, metric, value, n in wh.query(
+            "SELECT lang, metric, value, n FROM leaderboard WHERE benchmark = 'mk' AND model = 'good'")}
+        floor = {(lang, metric): value for lang, metric, value in wh.query(
+            "SELECT lang, metric, value FROM leaderboard WHERE benchmark = 'mk' AND model = 'abstain'")}
+        modes = {m for (m,) in wh.query("SELECT DISTINCT mode FROM leaderboard")}
+    assert board[("en", "em")] == (87.5, 8)  # 7 of 8
+    assert board[("de", "em")] == (25.0, 8)  # abstaining is right only on the 2 questions without a short answer
+    assert board[("all", "f1")] == (pytest.approx(100 * 9 / 16), 16)
+    assert modes == {"improved"}
+    # the baseline that always abstains scores the share of questions without a short answer: 2 of 8
+    assert floor[("en", "f1")] == floor[("de", "f1")] == floor[("all", "f1")] == 25.0

@@ -1,0 +1,176 @@
+"""MKQA scoring in both modes: normalisation, EM/F1, the official threshold sweep, files and the CLI.
+
+Every expected number is worked out by hand in the comments.  The official
+mode must reproduce the official scorer's quirks; the improved mode must not.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from flows.score_cli import score_app
+from tasks.errors import ConfigError
+from tasks.metrics.mkqa import score_files
+from tasks.metrics.mkqa_data import GoldAnswer, GoldExample, Prediction, read_gold, read_predictions
+from tasks.metrics.mkqa_improved import example_scores as improved_scores
+from tasks.metrics.mkqa_improved import improved_tokens
+from tasks.metrics.mkqa_official import official_tokens, score_language
+
+SAMPLE = Path(__file__).resolve().parents[1] / "tasks" / "sample" / "mkqa_sample.jsonl"
+
+
+@pytest.mark.parametrize("text, lang, official, improved", [
+    # ASCII punctuation goes in both modes; the guillemets only in the improved one; "the" is an article in both
+    ("The «Velna»!", "en", ("«velna»",), ("velna",)),
+    # the official French pattern has no closing word boundary: it cuts "la" off "lapin"
+    ("lapin", "fr", ("pin",), ("lapin",)),
+    # the official Arabic pattern removes every "ال", even inside a word; the improved mode only the prefix
+    ("القمر حال", "ar", ("قمر", "ح"), ("قمر", "حال")),
+    # characters as tokens in the official mode, words in the improved one
+    ("维尔纳河", "zh_cn", ("维", "尔", "纳", "河"), ("维尔纳", "河")),
+    # the ideographic comma is not ASCII punctuation
+    ("東京、大阪", "ja", ("東", "京", "、", "大", "阪"), ("東京", "大阪")),
+])
+def test_normalisation_in_each_mode(text: str, lang: str, official: tuple, improved: tuple) -> None:
+    assert official_tokens(text, lang) == official
+    assert improved_tokens(text, lang) == improved
+
+
+def _gold(example_id: str, texts: list[str | None], kind: str = "entity", aliases: tuple[str, ...] = (),
+          lang: str = "en") -> GoldExample:
+    answers = tuple(GoldAnswer(kind if text else "unanswerable", text, None, aliases) for text in texts)
+    return GoldExample(example_id, "q", {lang: "q"}, {lang: answers})
+
+
+def _sweep_case(order: list[str]) -> tuple[list[GoldExample], dict[str, Prediction]]:
+    gold = [_gold("1", ["Velna"]), _gold("2", [None]), _gold("3", ["Tarsk"]), _gold("4", [None]),
+            _gold("5", ["Velna river"])]
+    predictions = {"1": Prediction("1", "the Velna", None, -3.0), "2": Prediction("2", "Orvik", None, -1.0),
+                   "3": Prediction("3", "Tarsk", None, -1.0), "4": Prediction("4", None, None, 2.0),
+                   "5": Prediction("5", "Velna", None, 5.0)}
+    return gold, {i: predictions[i] for i in order}
+
+
+def test_the_official_sweep_breaks_probability_ties_by_file_order() -> None:
+    # Start: all abstain, score = 2 unanswerable, threshold 0.0.  By rising probability:
+    #   order 1,2,3,4,5: e1 +1 → 3 (best, τ -3); e2 answered though unanswerable -1 → 2; e3 +1 → 3 (not better);
+    #   e4 no text 0; e5 F1 2·(1·0.5)/(1.5) = 0.667 → 3.667 (better, τ 5).  Best 3.667/5 = 73.33, τ 5.
+    gold, file_order = _sweep_case(["1", "2", "3", "4", "5"])
+    first = score_language(gold, file_order, "en")
+    assert (first["best_f1"], first["best_f1_thresh"]) == (73.33, 5.0)
+    # at τ 5 nobody abstains (abstain iff p > 5): EM 1, 0 (answered an unanswerable), 1, 1 (no text), 0 → 60
+    assert (first["best_em"], first["best_answerable_em"], first["best_unanswerable_em"]) == (60.0, 66.67, 50.0)
+    assert first["best_answerable_f1"] == 88.89  # (1 + 1 + 0.667) / 3
+    #   order 1,3,2,4,5: e1 → 3 (τ -3); e3 → 4 (τ -1); e2 → 3; e4 → 3; e5 → 3.667: best 4/5 = 80, τ -1
+    swapped = score_language(*_sweep_case(["1", "3", "2", "4", "5"]), "en")
+    assert (swapped["best_f1"], swapped["best_f1_thresh"]) == (80.0, -1.0)
+    # at τ -1: e4 and e5 abstain; EM 1, 0, 1, 1 (abstains, unanswerable), 0 (abstains, answerable) → 60
+    assert swapped["best_em"] == 60.0 and swapped["best_answerable_f1"] == 66.67
+
+
+def test_the_official_threshold_starts_at_zero_whatever_the_probabilities() -> None:
+    # nothing beats everyone abstaining (score 1 of 2): τ stays 0.0, although every probability is negative
+    gold = [_gold("1", ["Velna"]), _gold("2", [None])]
+    predictions = {"1": Prediction("1", "Orvik", None, -2.0), "2": Prediction("2", "", None, -1.0)}
+    result = score_language(gold, predictions, "en")
+    assert (result["best_f1"], result["best_f1_thresh"], result["best_em"]) == (50.0, 0.0, 50.0)
+
+
+def test_aliases_count_and_the_binary_answer_wins_over_the_text() -> None:
+    gold = [_gold("1", ["Petra Voss"], aliases=("Voss",)), _gold("2", ["yes"], kind="binary")]
+    predictions = {"1": Prediction("1", "voss", None, 0.0), "2": Prediction("2", "no idea", "YES", 0.0)}
+    result = score_language(gold, predictions, "en")
+    assert result["best_em"] == 100.0 and result["best_f1"] == 100.0
+
+
+@pytest.mark.parametrize("gold, prediction, expected", [
+    (_gold("1", ["1,000 km"], kind="number_with_unit"), "1000 km", (1.0, 1.0)),
+    (_gold("1", ["1 May 1990"], kind="date"), "May 1, 1990", (1.0, 1.0)),
+    (_gold("1", ["1990"], kind="date"), "in 1990", (0.0, 2 / 3)),  # ("in", "1990") vs ("1990",): P ½, R 1
+    (_gold("1", ["yes"], kind="binary", lang="de"), "Ja, das stimmt.", (1.0, 1.0)),
+    (_gold("1", ["Velna"], lang="de"), "Ich weiß nicht.", (0.0, 0.0)),  # abstains on an answerable question
+    (_gold("1", [None]), "I don't know", (1.0, 1.0)),  # abstains on an unanswerable one
+    (_gold("1", [None]), "Paris", (0.0, 0.0)),
+])
+def test_improved_mode_matches_numbers_dates_yes_no_and_abstentions(gold: GoldExample, prediction: str,
+                                                                      expected: tuple) -> None:
+    lang = next(iter(gold.answers))
+    em, f1, _ = improved_scores(Prediction("1", prediction, None, 0.0), gold, lang)
+    assert (em, pytest.approx(f1)) == (expected[0], expected[1])
+
+
+def test_ids_stay_exact_and_a_bad_line_is_named(tmp_path: Path) -> None:
+    gold = read_gold(SAMPLE)
+    assert gold[0].example_id == "-7312405518342157731"  # beyond float precision: kept digit for digit
+    assert gold[1].answers["en"][0] == GoldAnswer("entity", "Petra Voss", "Q910008", ("Voss",))
+    bad = tmp_path / "preds.jsonl"
+    bad.write_text('{"example_id": 1, "prediction": "x"}\n{"example_id": 2.5, "prediction": "y"}\n')
+    with pytest.raises(ConfigError, match=r"preds.jsonl line 2: example_id 2.5 is not an integer"):
+        read_predictions(bad)
+    broken = tmp_path / "mkqa.jsonl.gz"
+    broken.write_bytes(gzip.compress(SAMPLE.read_bytes())[:200])
+    with pytest.raises(ConfigError, match="mkqa.jsonl.gz"):
+        read_gold(broken)
+
+
+def _predictions(directory: Path, answers: dict[str, list[str | None]]) -> Path:
+    directory.mkdir()
+    ids = [example.example_id for example in read_gold(SAMPLE)]
+    for lang, texts in answers.items():
+        (directory / f"{lang}.jsonl").write_text("".join(
+            json.dumps({"example_id": int(i), "prediction": t, "binary_answer": None, "no_answer_prob": 0.0}) + "\n"
+            for i, t in zip(ids, texts, strict=True)))
+    return directory
+
+
+def test_the_score_command_prints_the_documented_json(tmp_path: Path) -> None:
+    # the sample's 8 English questions: 412 km (alias "412 km"), Petra Voss, 1871, yes, Jonas Halvar, 11,
+    # then an unanswerable and a long_answer one
+    directory = _predictions(tmp_path / "preds", {"en": ["412 km", "Voss", "1871", "yes", "Halvar", "eleven", None,
+                                                         "Because of glass"]})
+    result = CliRunner().invoke(score_app, ["mkqa", "--gold", str(SAMPLE), "--predictions", str(directory),
+                                            "--langs", "en", "--mode", "improved", "--json"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.output)
+    assert set(scores) == {"mode", "languages", "macro"} and scores["mode"] == "improved"
+    en = scores["languages"]["en"]
+    assert set(en) == {"best_em", "best_f1", "best_answerable_em", "best_answerable_f1", "best_unanswerable_em",
+                       "best_f1_thresh"}
+    # 6 answerable all right (aliases: "412 km", "Voss", "Halvar", "eleven"), the unanswerable one abstained,
+    # the long_answer one answered: EM 7/8
+    assert (en["best_em"], en["best_answerable_em"], en["best_unanswerable_em"]) == (87.5, 100.0, 50.0)
+    assert scores["macro"]["best_em"] == 87.5 and en["best_f1_thresh"] is None
+
+
+def test_missing_predictions_and_unknown_locales_are_refused(tmp_path: Path) -> None:
+    directory = _predictions(tmp_path / "preds", {"en": ["x"] * 8})
+    with pytest.raises(ConfigError, match="no predictions file for .*de.jsonl"):
+        score_files(SAMPLE, directory, ["en", "de"], "official")
+    with pytest.raises(ConfigError, match="not MKQA locales: xx"):
+        score_files(SAMPLE, directory, ["xx"], "official")
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("MKQA_OFFICIAL_DIR"),
+                    reason="set MKQA_OFFICIAL_DIR to a checkout of apple/ml-mkqa to compare with the official scorer")
+def test_official_mode_equals_the_official_scorer_on_synthetic_files(tmp_path: Path) -> None:
+    import importlib
+    import os
+    import sys
+
+    from benchmarks.mkqa_scoring import synthetic_files
+    from tasks.metrics.mkqa_data import MKQA_LANGUAGES
+
+    sys.path.insert(0, os.environ["MKQA_OFFICIAL_DIR"])
+    official = importlib.import_module("mkqa_eval")
+    gold_path, predictions = synthetic_files(tmp_path, 300, seed=11)
+    ours = score_files(gold_path, predictions, list(MKQA_LANGUAGES), "official")["languages"]
+    annotations = official.read_annotations(str(gold_path))
+    for lang in MKQA_LANGUAGES:
+        theirs = official.evaluate(annotations[lang], official.read_predictions(str(predictions / f"{lang}.jsonl")),
+                                   lang, print_metrics=False)
+        assert {("best_f1_thresh" if k == "best_f1_threshold" else k): v for k, v in theirs.items()} == ours[lang]
