@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import best_of, emit, per_second, say  # noqa: E402
-from tasks.metrics.mkqa_data import MKQA_LANGUAGES, read_gold, read_predictions  # noqa: E402
-from tasks.metrics.mkqa_official import score_language  # noqa: E402
+from tasks.metrics.mkqa import score_files  # noqa: E402
+from tasks.metrics.mkqa_data import MKQA_LANGUAGES  # noqa: E402
 
 WORDS = {
     "latin": ["river", "bridge", "Velna", "Tarsk", "opera", "station", "north", "l'homme", "d'or", "lago", "brücke",
@@ -111,10 +111,8 @@ def main() -> None:
         gold_path, predictions = synthetic_files(Path(tmp), args.examples, args.seed)
         total = args.examples * len(MKQA_LANGUAGES)
 
-        def ours() -> dict:
-            gold = read_gold(gold_path)
-            return {lang: score_language(gold, read_predictions(predictions / f"{lang}.jsonl"), lang)
-                    for lang in MKQA_LANGUAGES}
+        def ours() -> dict:  # what `babelbench score mkqa --mode official` runs
+            return score_files(gold_path, predictions, list(MKQA_LANGUAGES), "official")["languages"]
 
         mine = best_of("babelbench official mode", args.repeat, ours)
         metrics = {"examples": args.examples, "languages": len(MKQA_LANGUAGES),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from flows.evaluate import EvaluateParams, evaluate_flow
 from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_flow, qa_build_flow, translate_flow
-from tasks.imports.mkqa import import_mkqa
+from tasks.imports.common import import_dataset
 from tasks.instances.build import InstanceConfig
 from tasks.qa.xrag_config import XragConfig
 from tasks.warehouse.db import Warehouse
@@ -45,7 +45,7 @@ def run_qa_demo(home: Path, langs: list[str]) -> list[dict]:
         rows += instances_flow(InstancesParams(benchmark=benchmark, instances=policy, home=str(home)))
         rows += evaluate_flow(EvaluateParams(benchmark=benchmark, models=SYSTEMS, judges=[GENERATOR], home=str(home)))
     with Warehouse(home) as wh:  # eight questions about the sample's world, in MKQA's published layout
-        import_mkqa(wh, MKQA_SAMPLE, "mkqa-sample", None)
+        import_dataset(wh, "mkqa", MKQA_SAMPLE, "mkqa-sample", None)
     rows += evaluate_flow(EvaluateParams(benchmark="mkqa-sample", models=SYSTEMS, judges=[], home=str(home)))
     return rows
 

@@ -1,9 +1,14 @@
-"""``babelbench import``: published datasets as benchmarks, in the tables built benchmarks use."""
+"""``babelbench import``: published datasets as benchmarks, in the tables built benchmarks use.
 
-from __future__ import annotations
+Every command takes ``--source``, ``--name``, ``--langs`` and ``--force``; the
+layout each reads is described in its ``--source`` help and in its module of
+``tasks/imports/``.
+"""
 
+# no `from __future__ import annotations`: typer reads the options of the commands _file_command makes from
+# their annotations, which must be evaluated where the closure's values are
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -11,16 +16,58 @@ from flows.cli_support import command_group, split_list, with_warehouse
 
 import_app = command_group("Import a published dataset as a benchmark (whole or not at all).")
 
+Langs = Annotated[Optional[str], typer.Option(help="Languages to keep, comma-separated (default: all it has).")]
+Name = Annotated[str, typer.Option(help="Benchmark name.")]
+Force = Annotated[bool, typer.Option(help="Import again even if these files were imported unchanged.")]
 
-@import_app.command("mkqa")
-def import_mkqa(
-    source: Annotated[Path, typer.Option(help="MKQA annotations: mkqa.jsonl.gz (or .jsonl) as Apple publishes it.")],
-    name: Annotated[str, typer.Option(help="Benchmark name.")] = "mkqa",
-    langs: Annotated[Optional[str], typer.Option(help="Locales to keep, comma-separated (default: all the file has).")] = None,
-    force: Annotated[bool, typer.Option(help="Import again even if this file was imported unchanged.")] = False,
+
+def _run(dataset: str, source: Path, name: str | None, langs: str | None, force: bool, **options: Any) -> None:
+    """Import on the warehouse and print what the import did."""
+    from tasks.imports.common import import_dataset
+
+    ref = with_warehouse(lambda wh: import_dataset(wh, dataset, source, name, split_list(langs) if langs else None,
+                                                   force=force, **options))
+    typer.echo(f"{name or dataset}: {ref.status} — {ref.message}")
+
+
+def _file_command(dataset: str, default_name: str, source_help: str, doc: str) -> None:
+    """Register ``import <dataset>``: one published file in, one benchmark out."""
+
+    def command(source: Annotated[Path, typer.Option(help=source_help)], name: Name = default_name,
+                langs: Langs = None, force: Force = False) -> None:
+        _run(dataset, source, name, langs, force)
+
+    command.__doc__ = doc
+    import_app.command(dataset)(command)
+
+
+_file_command("mkqa", "mkqa", "MKQA annotations: mkqa.jsonl.gz (or .jsonl) as Apple publishes it.",
+              "One closed-book instance per example and locale, with gold answers (type, entity, aliases) for scoring.")
+_file_command("eclektic", "eclektic", "The released eclektic_main.jsonl: q_id, original_lang, title, content, question,"
+              " answer and <lang>_q/_a/_c translations per line.",
+              "Closed book in each question's source language and every target, with the hint ablations and open book.")
+_file_command("xrag", "xrag", "A released XRAG file (xrag.dev.jsonl or xrag.test.jsonl).",
+              "Each question with its supporting and distracting articles, in its setting (mono- or multilingual"
+              " retrieval).")
+
+
+@import_app.command("miracl")
+def import_miracl(
+    source: Annotated[Path, typer.Option(help="A directory with MIRACL's topics.*-<lang>-<split>.tsv,"
+                                              " qrels.*-<lang>-<split>.tsv and '…corpus…-<lang>/' .jsonl(.gz) files.")],
+    name: Name = "mirage", langs: Langs = None, force: Force = False,
+    split: Annotated[str, typer.Option(help="Which topics/qrels split to read (MIRAGE uses dev).")] = "dev",
 ) -> None:
-    """One closed-book instance per example and locale, with gold answers (type, entity, aliases) for scoring."""
-    from tasks.imports.mkqa import import_mkqa as run
+    """A MIRAGE benchmark: each judged query with its judged passages (relevant and not), shuffled."""
+    _run("miracl", source, name, langs, force, split=split)
 
-    ref = with_warehouse(lambda wh: run(wh, source, name, split_list(langs) if langs else None, force=force))
-    typer.echo(f"{name}: {ref.status} — {ref.message}")
+
+@import_app.command("clirmatrix")
+def import_clirmatrix(
+    source: Annotated[Path, typer.Option(help="A collection directory in CLIRMatrix's layout, as `clir export` writes"
+                                              " it: <q>.<d>.<split>.jsonl files and docs/<lang>.tsv.")],
+    name: Annotated[Optional[str], typer.Option(help="Collection name (default: the directory's).")] = None,
+    langs: Langs = None, force: Force = False,
+) -> None:
+    """A CLIR collection (documents, index, qrels) that `clir eval` evaluates like a built one."""
+    _run("clirmatrix", source, name, langs, force)

@@ -89,7 +89,7 @@ def test_an_evaluation_scores_each_model_by_the_protocol_and_a_rerun_is_free(eva
     assert board[("weak", "all", "overall_success")] == (0.0, 4)
     assert board[("weak", "all", "transfer")] == (None, 4)
     calls = len(server.calls)
-    assert calls == 12 + 12  # 6 answers per model, then one verdict per answer
+    assert calls == 12 + 6  # 6 answers per model, then a verdict per answer of good (weak's refusals are "no" unasked)
 
     again = evaluate_flow(params)
     assert {r["status"] for r in again} == {"cached"} and len(server.calls) == calls
@@ -100,7 +100,7 @@ def test_an_evaluation_scores_each_model_by_the_protocol_and_a_rerun_is_free(eva
     assert ("inference", "cached") in statuses and ("inference", "computed") not in statuses
     assert {r["status"] for r in panel if r["stage"] == "judging" and r["cell"].endswith("/judge2")} == {"computed"}
     assert {r["status"] for r in panel if r["stage"] == "judging" and r["cell"].endswith("/judge")} == {"cached"}
-    assert len(server.calls) == calls + 12
+    assert len(server.calls) == calls + 6
     assert _board(eval_home)[("good", "all", "overall_success")] == (0.75, 4)  # two judges who agree
 
 
@@ -137,3 +137,21 @@ def test_questions_asked_only_in_their_source_language_still_give_the_source_acc
     board = _board(eval_home)
     assert board[("good", "all", "source_accuracy")] == (1.0, 2)  # de:1 in de, en:2 in en: both right
     assert board[("good", "all", "overall_success")] == (None, 0)  # no pair: undefined, not 0
+
+
+def test_a_budget_stopped_evaluation_resumes_without_sending_a_request_twice(eval_home: Path,
+                                                                             server: FakeLLMServer) -> None:
+    from tasks.llm import Budget
+
+    stopped = EvaluateParams(benchmark="e", models=["good"], judges=["judge"], budget=Budget(max_calls=4),
+                             home=str(eval_home))
+    evaluate_flow(stopped)
+    with Warehouse(eval_home) as wh:
+        statuses = sorted(s for (s,) in wh.query("SELECT status FROM responses WHERE model = 'good'"))
+    # 4 paid calls in the whole run: answers first, so 4 of the 6 questions answered and nothing left to judge them
+    assert statuses.count("ok") + statuses.count("skipped_budget") == 6 and statuses.count("skipped_budget") >= 2
+    assert len(server.calls) == 4
+    evaluate_flow(stopped.model_copy(update={"budget": Budget()}))
+    bodies = [json.dumps(call.body, sort_keys=True) for call in server.calls]
+    assert len(bodies) == len(set(bodies)) == 6 + 6  # every answer and every verdict asked exactly once
+    assert _board(eval_home)[("good", "all", "overall_success")] == (0.75, 4)

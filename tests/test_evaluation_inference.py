@@ -80,6 +80,23 @@ def test_every_instance_is_a_response_row_with_its_status_and_where_it_came_from
     assert "German" in hinted and hinted.endswith("When did the Velna Bridge open?")
 
 
+def test_each_response_stores_the_language_it_was_written_in(wh: Warehouse, server: FakeLLMServer) -> None:
+    server.answer("Velna-Brücke", "The Velna Bridge was opened to traffic in the year 1871.")  # English, asked in German
+    server.answer("Velna Bridge open?", "Die Brücke wurde im Jahr 1871 eröffnet. It was a big event for the town.")
+    client = fake_client(wh, server)
+    answer_instances(wh, client, "e", "closed_book", "de", "fake", InferenceConfig(), "fp")
+    answer_instances(wh, client, "e", "closed_book", "en", "fake", InferenceConfig(), "fp")
+    rows = _responses(wh)
+    german_question = rows["de:7:closed_book:de"]
+    assert (german_question["language_status"], german_question["detected_lang"]) == ("ok", "en")
+    assert german_question["english_prob"] > 0.5 > german_question["target_prob"]
+    assert german_question["switched_share"] == 1.0
+    english_question = rows["de:7:closed_book:en"]
+    assert english_question["detected_lang"] == "de" and english_question["switched_share"] == 0.5
+    failed = rows["de:8:closed_book:en"]  # the echo server's reply holds no answer: nothing to identify
+    assert failed["status"] == "parse_failed" and failed["language_status"] is None
+
+
 def test_a_budget_stopped_cell_resumes_without_sending_a_request_twice(wh: Warehouse, server: FakeLLMServer) -> None:
     server.answer("?", "Maren Tolk")
     client = fake_client(wh, server)
@@ -111,13 +128,13 @@ def test_the_support_judge_reads_the_context_not_the_gold_and_failed_responses_a
     answer_instances(wh, client, "e", "closed_book", "en", "fake", InferenceConfig(), "fp")
     asked = len(server.calls)
     server.answer("Answer: It opened in 1871.", "The text says 1871.\n**Verdict:** <supported>YES</supported>")
-    server.answer("Answer: I don't know.", "A refusal is not supported.\n<supported>no</supported>")
+    server.answer("Answer: I don't know.", "<supported>yes</supported>")  # a lax judge: never asked about a refusal
     judge_responses(wh, client, "e", "closed_book", "en", "fake", "fake", "support", JudgeConfig(), "fpj")
     verdicts = {r["instance_id"]: (r["verdict"], r["status"])
                 for r in wh.query_dicts("SELECT * FROM judgements WHERE benchmark = 'e'")}
     assert verdicts == {"de:7:closed_book:en": ("yes", "ok"), "de:9:closed_book:en": ("no", "ok"),
                         "de:8:closed_book:en": (None, "no_response")}
     judge_prompts = [prompt_of(call.body) for call in server.calls[asked:]]
-    assert len(judge_prompts) == 2  # the failed response was not sent to the judge
+    assert len(judge_prompts) == 1  # neither the failed response nor the refusal was sent to the judge
     assert all("gold" not in p for p in judge_prompts)  # the gold answer is never shown
     assert any("The Velna Bridge opened in 1871." in p for p in judge_prompts)  # the context is

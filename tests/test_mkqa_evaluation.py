@@ -9,7 +9,7 @@ import yaml
 
 from flows.evaluate import EvaluateParams, evaluate_flow
 from tasks.errors import ConfigError
-from tasks.imports.mkqa import import_mkqa
+from tasks.imports.common import import_dataset
 from tasks.metrics.mkqa_data import read_gold
 from tasks.warehouse.db import Warehouse
 from tests.fake_llm_server import FakeLLMServer
@@ -27,11 +27,11 @@ def test_a_bad_line_imports_nothing_and_names_the_line(home: Path, tmp_path: Pat
     broken.write_text("\n".join(lines[:3] + ['{"example_id": 5.0, "queries": {}, "answers": {}}'] + lines[3:]) + "\n")
     with Warehouse(home) as wh:
         with pytest.raises(ConfigError, match=r"mkqa.jsonl line 4: example_id 5.0 is not an integer"):
-            import_mkqa(wh, broken, "mk", None)
+            import_dataset(wh, "mkqa", broken, "mk", None)
         assert wh.scalar("SELECT count(*) FROM instances") == 0
         assert wh.scalar("SELECT count(*) FROM qa_benchmarks") == 0
-        with pytest.raises(ConfigError, match="not every example has ko"):
-            import_mkqa(wh, SAMPLE, "mk", ["en", "ko"])
+        with pytest.raises(ConfigError, match=r"ko cannot be imported \(not every example has it\)"):
+            import_dataset(wh, "mkqa", SAMPLE, "mk", ["en", "ko"])
 
 
 def test_an_mkqa_evaluation_scores_each_locale_against_its_gold_answers(home: Path, server: FakeLLMServer) -> None:
@@ -44,7 +44,7 @@ def test_an_mkqa_evaluation_scores_each_locale_against_its_gold_answers(home: Pa
         server.answer(example.queries["en"], answer)
         server.answer(example.queries["de"], "Ich weiß nicht.")  # abstains on every German question
     with Warehouse(home) as wh:
-        import_mkqa(wh, SAMPLE, "mk", ["en", "de"])
+        import_dataset(wh, "mkqa", SAMPLE, "mk", ["en", "de"])
     rows = evaluate_flow(EvaluateParams(benchmark="mk", models=["good", "abstain"], judges=[], home=str(home)))
     assert {r["stage"] for r in rows} == {"inference", "scoring"}  # MKQA needs no judge
     with Warehouse(home) as wh:

@@ -50,9 +50,9 @@ def _gold(example_id: str, texts: list[str | None], kind: str = "entity", aliase
 def _sweep_case(order: list[str]) -> tuple[list[GoldExample], dict[str, Prediction]]:
     gold = [_gold("1", ["Velna"]), _gold("2", [None]), _gold("3", ["Tarsk"]), _gold("4", [None]),
             _gold("5", ["Velna river"])]
-    predictions = {"1": Prediction("1", "the Velna", None, -3.0), "2": Prediction("2", "Orvik", None, -1.0),
-                   "3": Prediction("3", "Tarsk", None, -1.0), "4": Prediction("4", None, None, 2.0),
-                   "5": Prediction("5", "Velna", None, 5.0)}
+    predictions = {"1": Prediction("the Velna", None, -3.0), "2": Prediction("Orvik", None, -1.0),
+                   "3": Prediction("Tarsk", None, -1.0), "4": Prediction(None, None, 2.0),
+                   "5": Prediction("Velna", None, 5.0)}
     return gold, {i: predictions[i] for i in order}
 
 
@@ -76,14 +76,14 @@ def test_the_official_sweep_breaks_probability_ties_by_file_order() -> None:
 def test_the_official_threshold_starts_at_zero_whatever_the_probabilities() -> None:
     # nothing beats everyone abstaining (score 1 of 2): τ stays 0.0, although every probability is negative
     gold = [_gold("1", ["Velna"]), _gold("2", [None])]
-    predictions = {"1": Prediction("1", "Orvik", None, -2.0), "2": Prediction("2", "", None, -1.0)}
+    predictions = {"1": Prediction("Orvik", None, -2.0), "2": Prediction("", None, -1.0)}
     result = score_language(gold, predictions, "en")
     assert (result["best_f1"], result["best_f1_thresh"], result["best_em"]) == (50.0, 0.0, 50.0)
 
 
 def test_aliases_count_and_the_binary_answer_wins_over_the_text() -> None:
     gold = [_gold("1", ["Petra Voss"], aliases=("Voss",)), _gold("2", ["yes"], kind="binary")]
-    predictions = {"1": Prediction("1", "voss", None, 0.0), "2": Prediction("2", "no idea", "YES", 0.0)}
+    predictions = {"1": Prediction("voss", None, 0.0), "2": Prediction("no idea", "YES", 0.0)}
     result = score_language(gold, predictions, "en")
     assert result["best_em"] == 100.0 and result["best_f1"] == 100.0
 
@@ -100,7 +100,7 @@ def test_aliases_count_and_the_binary_answer_wins_over_the_text() -> None:
 def test_improved_mode_matches_numbers_dates_yes_no_and_abstentions(gold: GoldExample, prediction: str,
                                                                       expected: tuple) -> None:
     lang = next(iter(gold.answers))
-    em, f1, _ = improved_scores(Prediction("1", prediction, None, 0.0), gold, lang)
+    em, f1, _ = improved_scores(Prediction(prediction, None, 0.0), gold, lang)
     assert (em, pytest.approx(f1)) == (expected[0], expected[1])
 
 

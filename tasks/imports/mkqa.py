@@ -12,27 +12,19 @@ human-made dataset does not go through.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import asdict
 from pathlib import Path
 
+import msgspec
+
 from tasks.errors import ConfigError
+from tasks.imports.common import chosen_langs, write_benchmark
 from tasks.metrics.mkqa_data import GoldExample, read_gold
-from tasks.stage import ReadFields, Stage, StageOutput, StageRef, run_stage
+from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 
-IMPORT = Stage("import", 1)
 SETTING = "closed_book"
 
-
-def file_digest(path: Path) -> str:
-    """sha256 of a file, for the import's fingerprint: the same file imported again is a cache hit."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+RECIPE = "mkqa"
 
 
 def available_langs(examples: list[GoldExample]) -> list[str]:
@@ -41,36 +33,19 @@ def available_langs(examples: list[GoldExample]) -> list[str]:
     return sorted(common)
 
 
-def import_mkqa(wh: Warehouse, source: Path, name: str, langs: list[str] | None, *, force: bool = False,
-                run_id: str | None = None) -> StageRef:
-    """Read ``source`` (``mkqa.jsonl.gz`` or ``.jsonl``) into benchmark ``name``; ``langs`` default to all it has."""
-    if not source.is_file():
-        raise ConfigError(f"{source}: no such MKQA file")
-    read = ReadFields(values={"recipe": "mkqa", "source": file_digest(source), "langs": sorted(langs) if langs else None})
-    return run_stage(wh, IMPORT, name, read, {}, lambda fp: _write(wh, source, name, langs, fp), force=force,
-                     run_id=run_id)
-
-
-def _write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: str) -> StageOutput:
+def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: str) -> StageOutput:
+    """One closed-book instance per example and chosen locale (see the module notes)."""
     examples = read_gold(source)
     if not examples:
         raise ConfigError(f"{source}: no examples")
-    have = available_langs(examples)
-    chosen = sorted(langs) if langs else have
-    missing = sorted(set(chosen) - set(have))
-    if missing:
-        raise ConfigError(f"{source}: not every example has {', '.join(missing)} (every example has: {', '.join(have)})")
+    chosen = chosen_langs(available_langs(examples), langs, source, "not every example has it")
     instances = []
     for example in examples:
         for lang in chosen:
-            gold = json.dumps([asdict(answer) for answer in example.answers[lang]], ensure_ascii=False)
+            gold = msgspec.json.encode(example.answers[lang]).decode()
             instances.append([name, f"{example.example_id}|{SETTING}|{lang}", example.example_id, "mkqa", SETTING, lang,
                               example.queries[lang], _display(example, lang), "en", None, None, "[]", 0, fp, gold])
-    with wh.transaction() as cur:
-        cur.execute("INSERT OR REPLACE INTO qa_benchmarks VALUES (?, 'mkqa', ?, ?, ?, now())",
-                    [name, chosen, f"import:{source.name}", json.dumps({"source": str(source), "fingerprint": fp})])
-        cur.execute("DELETE FROM instances WHERE benchmark = ?", [name])
-        cur.executemany("INSERT INTO instances VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", instances)
+    write_benchmark(wh, name, "mkqa", chosen, source, fp, instances)
     return StageOutput(rows=len(instances), message=f"{len(examples)} examples x {len(chosen)} locales "
                                                     f"({', '.join(chosen)}) from {source.name}")
 

@@ -2,14 +2,22 @@
 
 The setting decides what the model is shown, so it decides the template:
 closed-book settings (and ECLEKTIC's hint ablations) show the question alone,
-every other setting shows its documents in their presented order.  The
-instance row already carries everything (question, hint, documents), so
-building a benchmark and answering it stay separate stages.
+every other setting shows its documents in their presented order — and a
+MIRAGE instance shows its passages as ``[docid] Title - text`` and asks for a
+cited ``##Reason:`` and an ``##Answer:``.  The instance row already carries
+everything (question, hint, documents), so building a benchmark and
+answering it stay separate stages.
+
+Sampling defaults follow each protocol where it names them (MIRAGE:
+temperature 0.1, passages of about 800 tokens, 8,192 in all — taken as
+characters at four per token — and room for a reasoned answer); a value set
+in :class:`InferenceConfig` overrides them for every recipe.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,9 +28,23 @@ from tasks.text.languages import all_rules
 
 CLOSED_BOOK = "answer_closed_book"
 WITH_DOCUMENTS = "answer_with_documents"
-TEMPLATES = (CLOSED_BOOK, WITH_DOCUMENTS)
-#: A base model continues the pattern after its answer; one line is the answer.
-COMPLETION_STOP = ("\n",)
+MIRAGE = "answer_mirage"
+TEMPLATES = (CLOSED_BOOK, WITH_DOCUMENTS, MIRAGE)
+#: A base model continues the pattern after its answer; one line is the answer (a reasoned one ends at a blank line).
+COMPLETION_STOP = {CLOSED_BOOK: ("\n",), WITH_DOCUMENTS: ("\n",), MIRAGE: ("\n\n",)}
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """What a recipe's protocol asks for when the configuration leaves it open."""
+
+    max_tokens: int = 96
+    temperature: float = 0.0
+    doc_chars: int = 1500
+    total_chars: int | None = None  # all passages together
+
+
+RECIPE_SAMPLING = {"mirage": Sampling(max_tokens=512, temperature=0.1, doc_chars=3200, total_chars=32768)}
 
 
 class InferenceConfig(BaseModel):
@@ -30,10 +52,19 @@ class InferenceConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    max_tokens: int = Field(96, ge=1, description="Tokens allowed for an answer.")
-    temperature: float = Field(0.0, ge=0.0, description="Sampling temperature (0: greedy, reproducible).")
+    max_tokens: int | None = Field(None, ge=1, description="Tokens allowed for an answer (default: the recipe's;"
+                                   " 96, or 512 for MIRAGE's reasoned answers).")
+    temperature: float | None = Field(None, ge=0.0, description="Sampling temperature (default: the recipe's;"
+                                      " 0 — greedy, reproducible — or MIRAGE's 0.1).")
     seed: int | None = Field(None, description="Sampling seed passed to the model; part of the call cache key.")
-    doc_chars: int = Field(1500, ge=100, description="Characters of each document shown to the model.")
+    doc_chars: int | None = Field(None, ge=100, description="Characters of each document shown to the model"
+                                  " (default: the recipe's; 1500, or about 800 tokens for MIRAGE).")
+
+    def sampling(self, recipe: str) -> Sampling:
+        """The recipe's defaults with this configuration's values over them."""
+        base = RECIPE_SAMPLING.get(recipe, Sampling())
+        return replace(base, **{name: value for name, value in self.model_dump().items()
+                                if value is not None and name in Sampling.__dataclass_fields__})
 
 
 def language_name(lang: str) -> str:
@@ -43,19 +74,37 @@ def language_name(lang: str) -> str:
 
 
 def instance_request(spec: ModelSpec, instance: dict[str, Any], config: InferenceConfig) -> tuple[str, LLMRequest]:
-    """(template, request) of one ``instances`` row (``question``, ``lang``, ``setting``, ``documents``, ``prompt_hint``)."""
+    """(template, request) of one ``instances`` row (``recipe``, ``question``, ``lang``, ``setting``, ``documents``,
+    ``prompt_hint``)."""
     documents = json.loads(instance["documents"] or "[]")
-    template = WITH_DOCUMENTS if documents else CLOSED_BOOK  # shown documents are answered from
-    stop = COMPLETION_STOP if spec.mode == "completion" else None
+    sampling = config.sampling(instance["recipe"])
+    # shown documents are answered from
+    template = MIRAGE if instance["recipe"] == "mirage" else WITH_DOCUMENTS if documents else CLOSED_BOOK
+    common = {"max_tokens": sampling.max_tokens, "temperature": sampling.temperature, "seed": config.seed,
+              "stop": COMPLETION_STOP[template] if spec.mode == "completion" else None,
+              "question": instance["question"]}
     if template == CLOSED_BOOK:
         hint = json.loads(instance["prompt_hint"]) if instance.get("prompt_hint") else None
         if hint and hint.get("source_lang"):
             hint["source_language"] = language_name(hint["source_lang"])
-        request = prompt_request(spec, template, max_tokens=config.max_tokens, stop=stop, seed=config.seed,
-                                 temperature=config.temperature, question=instance["question"], hint=hint)
-    else:
-        shown = [{"title": d["title"], "text": (d.get("text") or "")[: config.doc_chars]} for d in documents]
-        request = prompt_request(spec, template, max_tokens=config.max_tokens, stop=stop, seed=config.seed,
-                                 temperature=config.temperature, question=instance["question"],
-                                 language=language_name(instance["lang"]), documents=shown)
-    return template, request
+        return template, prompt_request(spec, template, **common, hint=hint)
+    return template, prompt_request(spec, template, **common, language=language_name(instance["lang"]),
+                                    documents=shown_documents(documents, sampling))
+
+
+def shown_documents(documents: list[dict[str, Any]], sampling: Sampling) -> list[dict[str, str]]:
+    """Each document's id, title and text cut to the recipe's length, until the total allowance is spent."""
+    shown, left = [], sampling.total_chars
+    for document in documents:
+        text = (document.get("text") or "")[: sampling.doc_chars]
+        if left is not None:
+            text, left = text[: max(left, 0)], left - len(text)
+        shown.append({"id": document_id(document), "title": document.get("title") or "", "text": text})
+    return shown
+
+
+def document_id(document: dict[str, Any]) -> str:
+    """How a prompt names a document: its published id (MIRACL ``36897421#2``), else ``<lang>:<page_id>``."""
+    if document.get("doc_id"):
+        return str(document["doc_id"])
+    return f"{document.get('lang', '')}:{document.get('page_id', '')}"

@@ -4,13 +4,16 @@ A cell is one (benchmark, setting, language, model).  Requests go through the
 model layer, so the call cache makes a rerun free, the run's budget stops
 paying where it says, and a budget-stopped or failed instance is a row with
 its status that the next run retries.  What is stored is both the raw reply
-(as in ``llm_calls``) and what was read from it — the answer section and the
-cited document ids — so judges and metrics never re-parse replies, and a
+(as in ``llm_calls``) and what was read from it — the answer section, the
+cited document ids and the response's language — so judges and metrics never re-parse replies, and a
 better reader can be applied to stored replies without paying again.
 """
 
 from __future__ import annotations
 
+from dataclasses import astuple, fields
+
+from tasks.inference.language import ResponseLanguage, response_language
 from tasks.inference.prompting import InferenceConfig, instance_request
 from tasks.inference.reading import answer_section, citations
 from tasks.llm import BudgetLedger, CallResult, LLMClient
@@ -20,7 +23,7 @@ from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 
 STAGE = "inference"
-INSTANCE_COLUMNS = "instance_id, setting, lang, question, documents, prompt_hint"
+INSTANCE_COLUMNS = "instance_id, recipe, setting, lang, question, documents, prompt_hint"
 
 
 def read_answer(text: str) -> Parsed:
@@ -46,7 +49,7 @@ def answer_instances(
         cur.execute("DELETE FROM responses WHERE benchmark = ? AND setting = ? AND lang = ? AND model = ?",
                     [benchmark, setting, lang, model])
         if rows:
-            cur.executemany("INSERT INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            cur.executemany(f"INSERT INTO responses VALUES ({', '.join('?' * len(rows[0]))})", rows)
     counts = {status: sum(row[5] == status for row in rows) for status in {row[5] for row in rows}}
     return StageOutput(rows=len(rows), message=f"{len(rows)} responses: {dict(sorted(counts.items()))}")
 
@@ -54,8 +57,10 @@ def answer_instances(
 def _row(benchmark: str, instance: dict, model: str, template: str, result: CallResult, fp: str) -> list:
     outcome = item_outcome(result, read_answer)
     response = result.response
+    language = response_language(result.answer, instance["lang"]) if outcome.status == "ok" else None
     return [benchmark, instance["instance_id"], model, instance["setting"], instance["lang"], outcome.status,
             outcome.reason, response.text if response else None, outcome.value,
             citations(result.answer) if response else [],
             response.input_tokens if response else None, response.output_tokens if response else None,
-            response.latency_s if response else None, result.request_hash, template, fp]
+            response.latency_s if response else None, result.request_hash, template, fp,
+            *(astuple(language) if language else [None] * len(fields(ResponseLanguage)))]

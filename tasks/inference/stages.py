@@ -13,7 +13,7 @@ from tasks.orchestration import shared_warehouse, stage_task
 from tasks.paid_stage import run_paid, unfinished
 from tasks.stage import ReadFields, Stage, StageRef, rows_digest
 
-INFERENCE = Stage("inference", 1, upstream=("instances", "import"))
+INFERENCE = Stage("inference", 2, upstream=("instances", "import"))
 
 
 def model_identity(home: str, model: str) -> dict[str, str]:
@@ -30,8 +30,8 @@ def inference_stage(home: str, cell: str, benchmark: str, setting: str, lang: st
     where = "benchmark = ? AND setting = ? AND lang = ?"
     read = ReadFields.of(config, *InferenceConfig.model_fields, model=model_identity(home, model),
                          templates=[template_hash(name) for name in TEMPLATES],
-                         instances=rows_digest(wh, f"SELECT instance_id, question FROM instances WHERE {where} ORDER BY ALL",
-                                               [benchmark, setting, lang]))
+                         instances=rows_digest(wh, "SELECT instance_id, question, documents, prompt_hint FROM instances"
+                                               f" WHERE {where} ORDER BY ALL", [benchmark, setting, lang]))
     return run_paid(
         home, INFERENCE, cell, read, {"instances": instances} if instances else {},
         lambda client, ledger, fp: answer_instances(wh, client, benchmark, setting, lang, model, config, fp,

@@ -33,7 +33,7 @@ import hashlib
 import json
 import random
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -121,16 +121,9 @@ def build_instances(wh: Warehouse, benchmark: str, config: InstanceConfig, fp: s
     for item_id, lang, question, answer, context, _ in items:
         item = {"item_id": item_id, "lang": lang, "question": question, "answer": answer, "context": context,
                 "documents": documents[item_id]}
-        build = _eclektic if recipe == "eclektic" else _xrag
-        for instance in build(item, langs, lookup, issues):
-            instance_id = f"{item_id}|{instance['setting']}|{instance['lang']}"
-            seed = instance_seed(config.seed, instance_id)
-            rows.append([
-                benchmark, instance_id, item_id, recipe, instance["setting"], instance["lang"], instance["question"],
-                instance["answer"], lang, json.dumps(instance.get("hint")) if instance.get("hint") else None,
-                instance.get("judge_context"), json.dumps(_shuffled(instance.get("documents", []), seed), ensure_ascii=False),
-                seed, fp, None,  # gold: structured answers come with imported benchmarks (MKQA)
-            ])
+        built = eclektic_instances(item, langs, lookup.translated, issues) if recipe == "eclektic" else \
+            _xrag(item, langs, lookup, issues)
+        rows += [instance_row(benchmark, recipe, item_id, lang, instance, config.seed, fp) for instance in built]
     with wh.transaction() as cur:
         cur.execute("DELETE FROM instances WHERE benchmark = ?", [benchmark])
         if rows:
@@ -138,8 +131,28 @@ def build_instances(wh: Warehouse, benchmark: str, config: InstanceConfig, fp: s
     return StageOutput(rows=len(rows), issues=issues, message=f"{len(rows)} instances from {len(items)} accepted items")
 
 
-def _eclektic(item: dict[str, Any], langs: list[str], lookup: _Lookup, issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Closed book in the source language and every target it was translated into, plus the hint ablations."""
+def instance_row(benchmark: str, recipe: str, item_id: str, source_lang: str, instance: dict[str, Any], seed: int,
+                 fp: str) -> list[Any]:
+    """One ``instances`` row; documents are shuffled by the instance's own seed."""
+    instance_id = f"{item_id}|{instance['setting']}|{instance['lang']}"
+    own_seed = instance_seed(seed, instance_id)
+    return [benchmark, instance_id, item_id, recipe, instance["setting"], instance["lang"], instance["question"],
+            instance["answer"], source_lang, json.dumps(instance.get("hint")) if instance.get("hint") else None,
+            instance.get("judge_context"), json.dumps(_shuffled(instance.get("documents", []), own_seed),
+                                                      ensure_ascii=False),
+            own_seed, fp, None]  # gold: structured answers come with imported benchmarks (MKQA)
+
+
+#: (item id, language, fields) → the item's fields in that language, or None when it has no (good) translation
+Translated = Callable[[str, str, Iterable[str]], dict[str, str] | None]
+
+
+def eclektic_instances(item: dict[str, Any], langs: list[str], translated: Translated,
+                       issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Closed book in the source language and every target it was translated into, plus the hint ablations.
+
+    Built benchmarks take the translations that passed the gate; an imported ECLEKTIC file brings its own.
+    """
     source = item["lang"]
     [doc] = item["documents"]
     instances = [{"setting": "closed_book", "lang": source, "question": item["question"], "answer": item["answer"],
@@ -149,12 +162,12 @@ def _eclektic(item: dict[str, Any], langs: list[str], lookup: _Lookup, issues: l
     for target in langs:
         if target == source:
             continue
-        translated = lookup.translated(item["item_id"], target, ("question", "answer", "context"))
-        if translated is None:
+        texts = translated(item["item_id"], target, ("question", "answer", "context"))
+        if texts is None:
             issues.append({"item": item["item_id"], "reason": f"not in {target}: a translation is missing or failed its gate"})
             continue
-        base = {"lang": target, "question": translated["question"], "answer": translated["answer"],
-                "judge_context": translated["context"]}
+        base = {"lang": target, "question": texts["question"], "answer": texts["answer"],
+                "judge_context": texts["context"]}
         instances.append(base | {"setting": "closed_book"})
         instances.append(base | {"setting": "hint_general", "hint": {"kind": "general"}})
         instances.append(base | {"setting": "hint_source_lang", "hint": {"kind": "source_lang", "source_lang": source}})

@@ -7,6 +7,9 @@ with the gold answer, and several of them form a panel whose majority the
 metrics take.  Judges read the stored responses, so changing a judge
 recomputes judging and metrics only.  A response that failed is not sent to
 a judge: its judgement is a ``no_response`` row, which metrics count as wrong.
+A refusal ("I don't know", in the question's language or English) is a "no"
+for both kinds, as the protocols rule, without asking the judge: a weak judge
+must not accept a non-answer, and the call is not paid for.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tasks.inference.refusals import is_refusal
 from tasks.llm import BudgetLedger, LLMClient, prompt_request
 from tasks.llm.parsing import parse_tagged_yes_no
 from tasks.qa.outcomes import item_outcome
@@ -64,7 +68,8 @@ def judge_responses(
         " FROM responses r JOIN instances i USING (benchmark, instance_id)"
         " WHERE r.benchmark = ? AND r.setting = ? AND r.lang = ? AND r.model = ? ORDER BY r.instance_id",
         [benchmark, setting, lang, model])
-    answered = [row for row in rows if row["status"] == "ok"]
+    refused = {row["instance_id"] for row in rows if row["status"] == "ok" and is_refusal(row["answer"] or "", lang)}
+    answered = [row for row in rows if row["status"] == "ok" and row["instance_id"] not in refused]
     requests = [prompt_request(spec, how.template, max_tokens=config.max_tokens, stop=(f"</{how.tag}>", "\n"),
                                question=row["question"], answer=row["answer"],
                                **{how.variable: (row["reference"] or "")[: config.reference_chars]})
@@ -75,6 +80,10 @@ def judge_responses(
     out = []
     for row in rows:
         result = results.get(row["instance_id"])
+        if row["instance_id"] in refused:
+            out.append([benchmark, row["instance_id"], model, judge, kind, "no", "ok",
+                        "a refusal: no, without asking the judge", None, None, fp])
+            continue
         if result is None:
             out.append([benchmark, row["instance_id"], model, judge, kind, None, "no_response",
                         f"the response is {row['status']}: nothing to judge", None, None, fp])

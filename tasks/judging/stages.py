@@ -11,7 +11,7 @@ from tasks.orchestration import shared_warehouse, stage_task
 from tasks.paid_stage import run_paid, unfinished
 from tasks.stage import ReadFields, Stage, StageRef, rows_digest
 
-JUDGING = Stage("judging", 1, upstream=("inference",))
+JUDGING = Stage("judging", 2, upstream=("inference",))  # 2: a refusal is "no" without a call
 CELL_RESPONSES = "benchmark = ? AND setting = ? AND lang = ? AND model = ?"
 
 

@@ -1,7 +1,9 @@
 """The warehouse cache of model calls (table ``llm_calls``, migration 003).
 
-One row per distinct request, written in its own small transaction the moment
-the call returns, so a crash or a kill loses no paid work.  Only ``ok`` rows
+One row per distinct request, written as soon as the call returns — calls
+that finish while a write is under way go together in the next transaction
+(a group commit) — so a crash or a kill loses at most the calls of the
+write in flight, never work stored before it.  Only ``ok`` rows
 are served: a ``failed`` row records why the last try failed and is replaced
 when a rerun calls again.
 """
@@ -9,7 +11,8 @@ when a rerun calls again.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -49,31 +52,40 @@ def cached_responses(wh: Warehouse, hashes: Iterable[str]) -> dict[str, LLMRespo
     }
 
 
-def store_call(
-    wh: Warehouse,
-    *,
-    key: str,
-    model_name: str,
-    spec: ModelSpec,
-    request: LLMRequest,
-    stage: str,
-    attempts: int,
-    response: LLMResponse | None = None,
-    cost_usd: float = 0.0,
-    error: str | None = None,
-) -> None:
-    """Record one finished call: its answer (status ok) or, without a response, its error (status failed)."""
-    row = [
-        key, model_name, spec.backend, spec.model, spec.mode,
-        orjson.dumps(request_payload(spec, request)).decode(),
-        "ok" if response is not None else "failed",
-        response.text if response else None,
-        response.finish_reason if response else None,
-        response.input_tokens if response else None,
-        response.output_tokens if response else None,
-        response.latency_s if response else None,
-        cost_usd, attempts, error, stage,
-        orjson.dumps(response.raw).decode() if response else None,
-    ]
+@dataclass(frozen=True)
+class FinishedCall:
+    """One call's outcome as it is stored: its answer (status ok) or, without a response, its error (failed)."""
+
+    key: str
+    model_name: str
+    spec: ModelSpec
+    request: LLMRequest
+    stage: str
+    attempts: int
+    response: LLMResponse | None = None
+    cost_usd: float = 0.0
+    error: str | None = None
+
+    def row(self) -> list[Any]:
+        response = self.response
+        return [
+            self.key, self.model_name, self.spec.backend, self.spec.model, self.spec.mode,
+            orjson.dumps(request_payload(self.spec, self.request)).decode(),
+            "ok" if response is not None else "failed",
+            response.text if response else None,
+            response.finish_reason if response else None,
+            response.input_tokens if response else None,
+            response.output_tokens if response else None,
+            response.latency_s if response else None,
+            self.cost_usd, self.attempts, self.error, self.stage,
+            orjson.dumps(response.raw).decode() if response else None,
+        ]
+
+
+def store_calls(wh: Warehouse, calls: Sequence[FinishedCall]) -> None:
+    """Record finished calls in one transaction (a group commit: one commit's cost shared by every call in it)."""
+    if not calls:
+        return
     with wh.transaction() as cur:
-        cur.execute("INSERT OR REPLACE INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())", row)
+        cur.executemany("INSERT OR REPLACE INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
+                        [call.row() for call in calls])

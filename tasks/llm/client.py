@@ -19,8 +19,10 @@
 4. transient errors and malformed replies are retried with exponential backoff
    and jitter, waiting at least what a ``Retry-After`` header asks (capped by
    the policy's ``max_delay``); permanent errors fail at once;
-5. the outcome is written to ``llm_calls`` as soon as the call ends, in its own
-   transaction, so a crash loses no paid work;
+5. the outcome is written to ``llm_calls`` as soon as the call ends, outside
+   the concurrency gate; calls ending while a write is under way share the
+   next transaction (:class:`_GroupCommit`), so storing never throttles the
+   calls and a crash loses at most the write in flight;
 6. the reply is read past any echo of the prompt: ``CallResult.answer`` is
    the model's own answer, what the stages parse.
 
@@ -50,7 +52,7 @@ from tasks.dumps.download import RetryPolicy
 from tasks.errors import ConfigError
 from tasks.llm.backends import Backend, create_backend
 from tasks.llm.budget import Budget, BudgetLedger, estimate_cost, estimated_tokens
-from tasks.llm.cache import cached_responses, request_hash, store_call
+from tasks.llm.cache import FinishedCall, cached_responses, request_hash, store_calls
 from tasks.llm.parsing import echo_end
 from tasks.llm.registry import ModelSpec, Registry
 from tasks.llm.types import CallResult, LLMError, LLMRequest, LLMResponse, MalformedResponseError, TransientLLMError
@@ -232,9 +234,14 @@ class LLMClient:
         backend = await asyncio.to_thread(create_backend, batch.spec)
         outcomes: dict[str, CallResult] = {}
 
+        commits = _GroupCommit(self.wh)
+
         async def one(key: str, request: LLMRequest, bar: tqdm) -> None:
             async with limits.gate:
-                outcomes[key] = await self._call_one(backend, limits, batch, key, request)
+                result, finished = await self._call_one(backend, limits, batch, key, request)
+            if finished is not None:
+                await commits.store(finished)
+            outcomes[key] = result
             bar.update()
 
         try:
@@ -248,8 +255,10 @@ class LLMClient:
             await backend.aclose()
         return outcomes
 
-    async def _call_one(self, backend: Backend, limits: _Limits, batch: _Batch, key: str, request: LLMRequest) -> CallResult:
-        """One request: attempts while the budget has room and the retry policy allows, then its stored outcome."""
+    async def _call_one(
+        self, backend: Backend, limits: _Limits, batch: _Batch, key: str, request: LLMRequest
+    ) -> tuple[CallResult, FinishedCall | None]:
+        """One request: attempts while the budget has room and the retry policy allows; its outcome and what to store."""
         spec, ledger = batch.spec, batch.ledger
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.policy.attempts),
@@ -284,16 +293,14 @@ class LLMClient:
             error = _reason(failure, sent)
         if stopped_by_budget:
             if not sent:
-                return CallResult("skipped_budget", key)
+                return CallResult("skipped_budget", key), None
             error = f"stopped by the budget after {sent} attempts: {last_failure}"
         cost = spec.cost_usd(response.input_tokens, response.output_tokens) if response else 0.0
-        await asyncio.to_thread(
-            store_call, self.wh, key=key, model_name=spec.name, spec=spec, request=request, stage=batch.stage,
-            attempts=sent, response=response, cost_usd=cost, error=error,
-        )
+        finished = FinishedCall(key, spec.name, spec, request, batch.stage, sent, response, cost, error)
         if response is not None:
-            return CallResult("ok", key, response=response, cost_usd=cost, attempts=sent)
-        return CallResult("skipped_budget" if stopped_by_budget else "failed", key, error=error, attempts=sent)
+            return CallResult("ok", key, response=response, cost_usd=cost, attempts=sent), finished
+        status = "skipped_budget" if stopped_by_budget else "failed"
+        return CallResult(status, key, error=error, attempts=sent), finished
 
     def _wait(self, state: RetryCallState) -> float:
         """Exponential backoff with jitter, unless the server said how long to wait."""
@@ -301,6 +308,42 @@ class LLMClient:
         if isinstance(error, TransientLLMError) and error.retry_after is not None:
             return min(error.retry_after, self.policy.max_delay)
         return self._exponential(state)
+
+
+class _GroupCommit:
+    """Writes finished calls to ``llm_calls`` from the call loop, every call that is waiting in one transaction.
+
+    A DuckDB commit costs milliseconds whatever it holds; one per call, taken
+    in turn under the warehouse's write lock, would cap a stage at a few
+    hundred calls a second whatever the endpoint allows.  While one write is
+    under way the calls that end queue up, and the next write takes them all.
+    :meth:`store` returns once its call is committed, so a batch's results are
+    only reported after they are safe.
+    """
+
+    def __init__(self, wh: Warehouse) -> None:
+        self._wh = wh
+        self._waiting: list[tuple[FinishedCall, asyncio.Future[None]]] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    async def store(self, call: FinishedCall) -> None:
+        stored = asyncio.get_running_loop().create_future()
+        self._waiting.append((call, stored))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+        await stored
+
+    async def _write(self) -> None:
+        while self._waiting:
+            group, self._waiting = self._waiting, []
+            try:
+                await asyncio.to_thread(store_calls, self._wh, [call for call, _ in group])
+            except Exception as failure:  # a broken warehouse: each waiting call raises it
+                for _, stored in group:
+                    stored.set_exception(failure)
+            else:
+                for _, stored in group:
+                    stored.set_result(None)
 
 
 def _usage(spec: ModelSpec, response: LLMResponse | None) -> tuple[int, float] | None:

@@ -9,15 +9,14 @@ correct when more of them said yes than no.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Literal
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.errors import ConfigError
-from tasks.inference.reading import strip_citations
 from tasks.metrics import mkqa_improved, mkqa_official
 from tasks.metrics.bootstrap import clustered_ratio_ci
 from tasks.metrics.eclektic import Judged, eclektic_scores
@@ -25,8 +24,7 @@ from tasks.metrics.mkqa_data import GoldAnswer, GoldExample, Prediction
 from tasks.metrics.score import ALL, Score
 from tasks.metrics.xrag import PanelRow, majority, xrag_scores
 from tasks.stage import StageOutput
-from tasks.text.languages import all_rules
-from tasks.translate.gate import detect_language
+from tasks.text.language_id import lingua_supports
 from tasks.warehouse.db import Warehouse
 
 #: The metric each recipe's protocol leads with.
@@ -50,7 +48,7 @@ Scorer = Callable[[Warehouse, str, str, list[str], ScoringConfig], tuple[list[Sc
 def _judged_responses(wh: Warehouse, benchmark: str, model: str, judges: list[str]) -> list[dict]:
     """Every response of ``model`` with its instance and the listed judges' verdicts."""
     return wh.query_dicts(
-        "SELECT i.item_id, i.source_lang, i.lang, i.setting, r.status, r.answer,"
+        "SELECT i.item_id, i.source_lang, i.lang, i.setting, r.status, r.answer, r.language_status, r.detected_lang,"
         " coalesce(list(j.verdict ORDER BY j.judge) FILTER (j.judge IS NOT NULL), []) AS verdicts"
         " FROM responses r JOIN instances i USING (benchmark, instance_id)"
         " LEFT JOIN judgements j ON j.benchmark = r.benchmark AND j.instance_id = r.instance_id AND j.model = r.model"
@@ -104,20 +102,19 @@ def xrag_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
                 config: ScoringConfig) -> tuple[list[Score], str]:
     """Accuracy (panel majority and the question's language) and the wrong-language share, per slice."""
     qtypes = dict(wh.query("SELECT item_id, qtype FROM qa_items WHERE benchmark = ?", [benchmark]))
-    detectable = set(all_rules())
     panel = [PanelRow(r["item_id"], r["setting"], r["lang"], qtypes.get(r["item_id"]), tuple(r["verdicts"]),
-                      _language_ok(r["answer"], r["lang"], detectable) if r["status"] == "ok" else None)
-             for r in _judged_responses(wh, benchmark, model, judges)]
-    unchecked = {row.lang for row in panel if row.language_ok is None and row.lang not in detectable}
-    note = f"; language check not applied to {', '.join(sorted(unchecked))} (not detectable)" if unchecked else ""
+                      _language_ok(r)) for r in _judged_responses(wh, benchmark, model, judges)]
+    unsupported = sorted({r.lang for r in panel if r.language_ok is None and not lingua_supports(r.lang)})
+    note = f"; language check not applied to {', '.join(unsupported)} (lingua cannot detect it)" if unsupported else ""
     return xrag_scores(panel, seed=config.seed, resamples=config.resamples), note
 
 
-def _language_ok(answer: str | None, lang: str, detectable: set[str]) -> bool | None:
-    """Whether lingua sees the question's language in the answer; None when that language cannot be detected."""
-    if lang not in detectable:
+def _language_ok(response: dict) -> bool | None:
+    """Whether lingua sees the question's language in the response, as stored with it (``responses``);
+    None when it was not checked (a failed response, a language lingua does not know, too few letters)."""
+    if response["status"] != "ok" or response["language_status"] != "ok":
         return None
-    return detect_language(strip_citations(answer or "")) == lang
+    return response["detected_lang"] == response["lang"]
 
 
 def mkqa_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
@@ -135,11 +132,9 @@ def mkqa_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
     cells: dict[tuple[str, str], tuple[list[GoldExample], dict[str, Prediction]]] = defaultdict(lambda: ([], {}))
     for row in rows:
         gold, predictions = cells[(row["setting"], row["lang"])]
-        answers = tuple(GoldAnswer(a["type"], a["text"], a.get("entity"), tuple(a.get("aliases") or ()))
-                        for a in json.loads(row["gold"] or "[]"))
+        answers = msgspec.json.decode(row["gold"] or "[]", type=tuple[GoldAnswer, ...])
         gold.append(GoldExample(row["item_id"], "", {row["lang"]: ""}, {row["lang"]: answers}))
-        predictions[row["item_id"]] = Prediction(row["item_id"], row["answer"] if row["status"] == "ok" else None,
-                                                 None, 0.0)
+        predictions[row["item_id"]] = Prediction(row["answer"] if row["status"] == "ok" else None)
     scores: list[Score] = []
     if config.mkqa_mode == "official":
         for (setting, lang), (gold, predictions) in sorted(cells.items()):

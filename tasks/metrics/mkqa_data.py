@@ -13,20 +13,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from tasks.errors import ConfigError
-from tasks.json_lines import read_json_lines
+from tasks.json_lines import read_typed_lines
 
 MKQA_LANGUAGES = ("ar", "da", "de", "en", "es", "fi", "fr", "he", "hu", "it", "ja", "km", "ko", "ms", "nl", "no", "pl",
                   "pt", "ru", "sv", "th", "tr", "vi", "zh_cn", "zh_hk", "zh_tw")
 NO_ANSWER_TYPES = frozenset({"long_answer", "unanswerable"})
 
 
-@dataclass(frozen=True)
-class GoldAnswer:
-    """One gold answer of one language: ``text`` is None for long_answer and unanswerable."""
+class GoldAnswer(msgspec.Struct, frozen=True, gc=False):
+    """One gold answer of one language: ``text`` is None for long_answer and unanswerable.
+
+    ``gc=False`` here and on the other records: they hold only strings and numbers, so they can form no
+    reference cycle, and a gold file makes hundreds of thousands of them — untracked, they cost the
+    garbage collector nothing (reading the gold file twice as fast).
+    """
 
     type: str
-    text: str | None
+    text: str | None = None
     entity: str | None = None
     aliases: tuple[str, ...] = ()
 
@@ -41,14 +47,28 @@ class GoldExample:
     answers: dict[str, tuple[GoldAnswer, ...]]
 
 
-@dataclass(frozen=True)
-class Prediction:
-    """One prediction line: ``prediction`` None or "" means no answer; ``binary_answer`` overrides it."""
+class Prediction(msgspec.Struct, gc=False):
+    """One prediction, keyed by its example id: ``prediction`` None or "" means no answer; ``binary_answer``
+    (yes | no, lower case) overrides it."""
 
-    example_id: str
-    prediction: str | None
-    binary_answer: str | None
-    no_answer_prob: float
+    prediction: str | None = None
+    binary_answer: str | None = None
+    no_answer_prob: float = 0.0
+
+
+class _GoldLine(msgspec.Struct, gc=False):
+    """One line of ``mkqa.jsonl.gz`` as published; types are checked while decoding."""
+
+    example_id: int | str | float | bool  # anything but an integer is refused with its line, by example_id()
+    queries: dict[str, str]
+    answers: dict[str, tuple[GoldAnswer, ...]]
+    query: str | None = None
+
+
+class _PredictionLine(Prediction):
+    """One line of an official predictions file: a prediction and the id it is for."""
+
+    example_id: int | str | float | bool | None = None  # as in _GoldLine
 
 
 def example_id(value: Any, where: str) -> str:
@@ -60,53 +80,33 @@ def example_id(value: Any, where: str) -> str:
     raise ConfigError(f"{where}: example_id {value!r} is not an integer")
 
 
-def _answer(raw: Any, where: str) -> GoldAnswer:
-    if not isinstance(raw, dict) or "type" not in raw:
-        raise ConfigError(f"{where}: an answer is an object with a type")
-    text = raw.get("text")
-    aliases = raw.get("aliases") or []
-    if text is not None and not isinstance(text, str) or not all(isinstance(a, str) for a in aliases):
-        raise ConfigError(f"{where}: answer text and aliases must be strings")
-    return GoldAnswer(str(raw["type"]), text, raw.get("entity"), tuple(aliases))
-
-
 def read_gold(path: Path) -> list[GoldExample]:
     """Every example of an MKQA annotation file (``.jsonl`` or ``.jsonl.gz``), in file order."""
     examples, seen = [], set()
-    for number, record in read_json_lines(path, "line"):
+    for number, record in read_typed_lines(path, _GoldLine, "gold example"):
         where = f"{path} line {number}"
-        for key in ("example_id", "answers", "queries"):
-            if key not in record:
-                raise ConfigError(f"{where}: missing {key}")
-        identifier = example_id(record["example_id"], where)
+        identifier = example_id(record.example_id, where)
         if identifier in seen:
             raise ConfigError(f"{where}: example_id {identifier} appears twice")
         seen.add(identifier)
-        answers = {lang: tuple(_answer(a, f"{where} answers[{lang}]") for a in items)
-                   for lang, items in record["answers"].items()}
-        if any(not items for items in answers.values()):
+        if not all(record.answers.values()):
             raise ConfigError(f"{where}: a language has no answer (long_answer/unanswerable are answers too)")
-        examples.append(GoldExample(identifier, str(record.get("query") or ""), dict(record["queries"]), answers))
+        examples.append(GoldExample(identifier, record.query or "", record.queries, record.answers))
     return examples
 
 
 def read_predictions(path: Path) -> dict[str, Prediction]:
     """One language's predictions by example id, in file order (the official threshold sweep breaks ties by it)."""
     predictions: dict[str, Prediction] = {}
-    for number, record in read_json_lines(path, "line"):
-        where = f"{path} line {number}"
-        identifier = example_id(record.get("example_id"), where)
-        binary = record.get("binary_answer")
-        binary = binary.lower() if isinstance(binary, str) and binary else None
-        if binary not in (None, "yes", "no"):
-            raise ConfigError(f"{where}: binary_answer {record.get('binary_answer')!r} is not yes, no or null")
-        probability = record.get("no_answer_prob", 0)
-        if isinstance(probability, bool) or not isinstance(probability, (int, float)):
-            raise ConfigError(f"{where}: no_answer_prob {probability!r} is not a number")
-        prediction = record.get("prediction")
-        if prediction is not None and not isinstance(prediction, str):
-            raise ConfigError(f"{where}: prediction {prediction!r} is not a string or null")
-        predictions[identifier] = Prediction(identifier, prediction, binary, float(probability))
+    for number, record in read_typed_lines(path, _PredictionLine, "prediction"):
+        identifier = record.example_id
+        # the common case inline (this loop runs once per prediction); example_id() checks the rest
+        identifier = str(identifier) if type(identifier) is int else example_id(identifier, f"{path} line {number}")
+        if record.binary_answer is not None:
+            record.binary_answer = record.binary_answer.lower() or None
+            if record.binary_answer not in (None, "yes", "no"):
+                raise ConfigError(f"{path} line {number}: binary_answer {record.binary_answer!r} is not yes, no or null")
+        predictions[identifier] = record
     return predictions
 
 

@@ -24,14 +24,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 
-from lingua import Language, LanguageDetector, LanguageDetectorBuilder
 from sacrebleu import sentence_chrf
 
-from tasks.errors import ConfigError
 from tasks.text.entities import entity_matcher, language_names
-from tasks.text.languages import all_rules, rule_for
+from tasks.text.language_id import detect_language, lingua_supports
+from tasks.text.languages import rule_for
 from tasks.translate.config import TranslateConfig
 from tasks.translate.numbers import missing_numbers
 from tasks.warehouse.db import Warehouse
@@ -61,34 +59,6 @@ class GateResult:
     entities_ok: bool | None
     passed: bool
     reasons: list[str] = field(default_factory=list)
-
-
-def lingua_language(lang: str) -> Language:
-    """lingua's language for an ISO 639-1 code; a code lingua does not know is a ConfigError naming it."""
-    known = {language.iso_code_639_1.name.lower(): language for language in Language.all()}
-    try:
-        return known[lang]
-    except KeyError:
-        raise ConfigError(
-            f"language {lang!r} (tasks/text/languages.csv) is not one lingua can detect, so translations into it"
-            " cannot pass the language check; lingua knows: " + ", ".join(sorted(known))
-        ) from None
-
-
-@cache
-def language_detector() -> LanguageDetector:
-    """One detector over every language of the rules table (built once; its models load on first use).
-
-    Restricting lingua to the languages the project handles makes it both
-    faster and more accurate than choosing among all 75 it knows.
-    """
-    return LanguageDetectorBuilder.from_languages(*(lingua_language(lang) for lang in all_rules())).build()
-
-
-def detect_language(text: str) -> str | None:
-    """The ISO 639-1 code lingua sees in ``text``, or None when it sees none."""
-    language = language_detector().detect_language_of(text)
-    return language.iso_code_639_1.name.lower() if language is not None else None
 
 
 def round_trip_chrf(back_text: str, source_text: str) -> float:
@@ -147,7 +117,8 @@ def check_translation(
     """Run the gate on one translation (``text``) of ``source_text`` and its round trip ``back_text``."""
     reasons = []
     detected = None
-    if sum(ch.isalpha() for ch in text) >= config.min_detect_letters:
+    # a target lingua cannot detect is not checked (never judged by the nearest language lingua knows)
+    if lingua_supports(tgt_lang) and sum(ch.isalpha() for ch in text) >= config.min_detect_letters:
         detected = detect_language(text)
         if detected is None:
             reasons.append(f"language: lingua recognises no language in the translation (expected {tgt_lang})")

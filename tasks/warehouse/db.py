@@ -102,17 +102,29 @@ class Warehouse:
         The catalog switch and the view rebuild share one transaction; the
         previous shards' files are deleted only after it commits.
         """
+        self.replace_cells([(table, cell, fingerprint, shards)])
+
+    def replace_cells(self, changes: Sequence[tuple[str, str, str, Sequence[Shard]]],
+                      statements: Sequence[tuple[str, Sequence[Any]]] = ()) -> None:
+        """:meth:`replace_cell` for several (table, cell, fingerprint, shards) at once, and ``statements``
+        (SQL, parameters) on the DuckDB tables, in one transaction: an import that fills several tables and
+        cells is visible whole or not at all."""
+        old: list[str] = []
         with self.transaction() as cur:
-            old = [r[0] for r in cur.execute(
-                "SELECT path FROM lake_shards WHERE table_name = ? AND cell = ?", [table, cell]).fetchall()]
-            cur.execute("DELETE FROM lake_shards WHERE table_name = ? AND cell = ?", [table, cell])
-            if shards:
-                cur.executemany(
-                    "INSERT INTO lake_shards VALUES (?, ?, ?, ?, ?, now())",
-                    [[table, cell, fingerprint, s.path, s.rows] for s in shards],
-                )
-            self._create_lake_view(cur, table)
-        keep = {s.path for s in shards}
+            for sql, parameters in statements:
+                cur.execute(sql, parameters)
+            for table, cell, fingerprint, shards in changes:
+                old += [r[0] for r in cur.execute(
+                    "SELECT path FROM lake_shards WHERE table_name = ? AND cell = ?", [table, cell]).fetchall()]
+                cur.execute("DELETE FROM lake_shards WHERE table_name = ? AND cell = ?", [table, cell])
+                if shards:
+                    cur.executemany(
+                        "INSERT INTO lake_shards VALUES (?, ?, ?, ?, ?, now())",
+                        [[table, cell, fingerprint, s.path, s.rows] for s in shards],
+                    )
+            for table in sorted({table for table, *_ in changes}):
+                self._create_lake_view(cur, table)
+        keep = {s.path for *_, shards in changes for s in shards}
         for rel in old:
             if rel not in keep:
                 (self.lake_root / rel).unlink(missing_ok=True)

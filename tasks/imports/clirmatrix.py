@@ -1,0 +1,162 @@
+"""A collection in the published CLIRMatrix layout (what ``babelbench clir export`` writes) as a CLIR collection.
+
+``--source`` is one collection directory::
+
+    <collection>/<query_lang>.<doc_lang>.<split>.jsonl   {"src_id", "src_query", "tgt_results": [[doc_id, label], …]}
+    <collection>/docs/<lang>.tsv                          doc_id<TAB>text
+
+(or its parent, when that holds exactly one collection).  It becomes what a
+built collection has: each language's documents (the ``documents`` stage
+cell a corpus ingest would make, so the index is built the usual way), each
+document language's index, the ``clir_qrels`` cells (one per direction) and
+the ``clir_collections`` row — so ``clir eval`` evaluates it like a built
+one.  A document's title is not separate in the TSV (the text starts with
+it), so imported documents carry their text alone; a query's title is its
+``src_query``.  Page ids must be integers, as Wikipedia's are.
+
+Documents of a language belong to one corpus: importing into a warehouse
+that already holds a corpus in that language from elsewhere would mix two
+document sets under the same page ids, so it is refused.  Every file is
+read and checked before anything is written: a bad line (named with its
+file and line) leaves the warehouse as it was.  The qrels and the
+collection row are registered in one transaction, last, so a collection is
+never visible before its documents and indexes are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+
+from tasks.dumps.records import DOCUMENT_SCHEMA
+from tasks.dumps.stages import DOCUMENTS
+from tasks.errors import ConfigError, InputFormatError
+from tasks.imports.common import chosen_langs
+from tasks.index.base import IndexConfig
+from tasks.pairing.export import read_docs_tsv, read_qrels_jsonl
+from tasks.pairing.mining import build_index
+from tasks.pairing.stages import INDEX
+from tasks.stage import ReadFields, StageOutput, run_stage
+from tasks.warehouse.db import Warehouse
+from tasks.warehouse.lake import CLIR_QREL_SCHEMA, LAKE_TABLES, ShardWriter, cell_dir
+
+BACKEND = "tantivy"  # the embedded engine, as `clir build` uses by default
+
+_QRELS_FILE = re.compile(r"^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.jsonl$")
+
+RECIPE = "clirmatrix"
+
+
+def collection_dir(source: Path) -> Path:
+    """The collection directory: ``source`` itself, or its only subdirectory with queries files."""
+    if not source.is_dir():
+        raise ConfigError(f"{source}: a CLIRMatrix collection is a directory (<q>.<d>.<split>.jsonl files and docs/)")
+    if any(_QRELS_FILE.match(p.name) for p in source.iterdir()):
+        return source
+    inner = [d for d in source.iterdir() if d.is_dir() and any(_QRELS_FILE.match(p.name) for p in d.iterdir())]
+    if len(inner) != 1:
+        raise ConfigError(f"{source}: no <query_lang>.<doc_lang>.<split>.jsonl files"
+                          + (f" (several collections inside: {', '.join(sorted(d.name for d in inner))};"
+                             " name one)" if inner else ""))
+    return inner[0]
+
+
+def locate(source: Path, name: str | None) -> tuple[Path, str, str]:
+    """(collection directory, collection name — the directory's by default, import stage cell)."""
+    directory = collection_dir(source)
+    name = name or directory.name
+    return directory, name, f"clir:{name}"
+
+
+def _page_id(value: str, path: Path, where: str) -> int:
+    if not value.isdigit():
+        raise InputFormatError(str(path), where, f"id {value!r} is not a page id (a non-negative integer)")
+    return int(value)
+
+
+def write(wh: Warehouse, directory: Path, name: str, langs: list[str] | None, fp: str) -> StageOutput:
+    """The collection's documents, indexes, qrels and row (see the module notes)."""
+    files = {match.groups(): path for path in sorted(directory.iterdir())
+             if (match := _QRELS_FILE.match(path.name))}
+    available = sorted({lang for src, tgt, _ in files for lang in (src, tgt)})
+    chosen = set(chosen_langs(available, langs, directory))
+    qrels: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+    titles: dict[str, dict[int, str]] = defaultdict(dict)
+    for (src, tgt, split), path in files.items():
+        if src not in chosen or tgt not in chosen:
+            continue
+        for record in read_qrels_jsonl(path):
+            query = _page_id(record.src_id, path, f"query {record.src_id}")
+            titles[src][query] = record.src_query
+            qrels[(src, tgt)] += [(name, src, tgt, split, query, _page_id(doc, path, f"query {record.src_id}"), label,
+                                   False) for doc, label in record.tgt_results]
+    doc_langs = sorted({tgt for _, tgt in qrels})
+    page_langs = sorted(set(doc_langs) | set(titles))
+    _refuse_other_corpora(wh, name, page_langs)
+    texts = {lang: _documents(directory / "docs" / f"{lang}.tsv") for lang in doc_langs}
+    documents = {lang: run_stage(wh, DOCUMENTS, lang, ReadFields(values={"source": _source(name), "import": fp}), {},
+                                 lambda cell_fp, lang=lang: _write_documents(wh, name, lang, titles[lang],
+                                                                             texts.get(lang, {}), cell_fp))
+                 for lang in page_langs}
+    index = IndexConfig()
+    for lang in doc_langs:
+        run_stage(wh, INDEX, lang, ReadFields.of(index, *index.build_fields(), backend=BACKEND),
+                  {"documents": documents[lang]}, lambda index_fp, lang=lang: build_index(wh, lang, BACKEND, index,
+                                                                                         index_fp))
+    changes = []
+    for (src, tgt), rows in sorted(qrels.items()):
+        cell = f"{name}:{src}:{tgt}"
+        writer = ShardWriter(wh.lake_root, cell_dir(wh.lake_root, "clir_qrels", cell, fp), LAKE_TABLES["clir_qrels"],
+                             fp)
+        writer.add_table(pa.table(list(map(list, zip(*rows, strict=True))), schema=CLIR_QREL_SCHEMA))
+        changes.append(("clir_qrels", cell, fp, writer.shards))
+    config = {"source": str(directory), "fingerprint": fp, "imported": True, "backend": BACKEND}
+    wh.replace_cells(changes, [("INSERT OR REPLACE INTO clir_collections VALUES (?, ?, ?, ?, now())",
+                                [name, sorted(chosen), False, json.dumps(config)])])
+    queries = sum(len(t) for t in titles.values())
+    return StageOutput(rows=sum(len(r) for r in qrels.values()),
+                       message=f"{len(qrels)} directions, {queries} queries, "
+                               f"{sum(len(t) for t in texts.values())} documents from {directory.name}")
+
+
+def _refuse_other_corpora(wh: Warehouse, name: str, langs: list[str]) -> None:
+    """Documents of these languages must come from this import alone (see the module notes)."""
+    for lang in langs:
+        others = wh.query("SELECT DISTINCT source FROM documents_raw WHERE lang = ? AND source != ? LIMIT 1",
+                          [lang, _source(name)])
+        if others:
+            raise ConfigError(f"the warehouse already has {lang} documents (from {others[0][0]}); import collection"
+                              f" {name!r} into another home (--home) so the two document sets do not mix")
+
+
+def _source(name: str) -> str:
+    return f"clirmatrix:{name}"
+
+
+def _documents(path: Path) -> dict[int, str]:
+    if not path.is_file():
+        raise ConfigError(f"{path}: missing (every document language needs docs/<lang>.tsv)")
+    texts = {}
+    for number, (doc_id, text) in enumerate(read_docs_tsv(path), 1):
+        texts[_page_id(doc_id, path, f"line {number}")] = text
+    return texts
+
+
+def _write_documents(wh: Warehouse, name: str, lang: str, titles: dict[int, str], texts: dict[int, str],
+                     fp: str) -> StageOutput:
+    """One language's documents cell: every document with its text, every query page with its title."""
+    pages = sorted(set(titles) | set(texts))
+    columns = {"lang": [lang] * len(pages), "page_id": pages, "title": [titles.get(p, "") for p in pages],
+               "text": [texts.get(p, "") for p in pages], "qid": [None] * len(pages), "namespace": [0] * len(pages),
+               "is_redirect": [False] * len(pages), "redirect_target": [None] * len(pages),
+               "is_disambiguation": [False] * len(pages), "timestamp": [None] * len(pages),
+               "source": [_source(name)] * len(pages)}
+    writer = ShardWriter(wh.lake_root, cell_dir(wh.lake_root, "documents_raw", lang, fp), LAKE_TABLES["documents_raw"],
+                         fp)
+    writer.add_table(pa.table(columns, schema=DOCUMENT_SCHEMA))
+    wh.replace_cell("documents_raw", lang, fp, writer.shards)
+    return StageOutput(rows=len(pages), message=f"{len(texts)} documents, {len(titles)} query pages")

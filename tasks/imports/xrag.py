@@ -1,0 +1,131 @@
+"""The released XRAG files (``xrag.dev.jsonl``, ``xrag.test.jsonl``) as an XRAG benchmark.
+
+Each line is one question with the articles shown with it: ``id``,
+``language`` (ar, de, es, zh), ``question`` and ``answer`` in that language,
+``en_question``/``en_answer`` (the English version), ``q_type`` (aggregation,
+comparison, multihop, set), and parallel lists over the articles —
+``articles`` (their text), ``is_support`` (1 for the two supporting ones),
+and optionally ``urls``, ``dates`` and ``article_order``.  Where
+``is_support`` is absent, the first two articles are the supporting ones,
+as the dataset card describes them.
+
+The release holds both of XRAG's settings in one file.  A line's setting is
+its ``setting`` field when there is one; otherwise it is read from the
+articles: multilingual retrieval shows articles in the question's language
+beside the English ones, monolingual retrieval English articles only, so an
+article lingua places in the question's language makes the line
+``multilingual_retrieval`` (the field list of the dataset card does not name
+the setting).  Each line gives an instance in its
+language, and a monolingual-retrieval line also one in English with the
+English question (the English baseline the release provides).  Articles are
+shown in ``article_order`` when it is given, else as listed.  One
+``qa_items`` row per question keeps its type for the per-type scores.
+
+Every line is checked before anything is written (a bad one is named with
+its file and line), and the benchmark is written in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tasks.errors import ConfigError
+from tasks.imports.common import chosen_langs, write_benchmark
+from tasks.json_lines import read_json_lines
+from tasks.stage import StageOutput
+from tasks.text.language_id import detect_language, lingua_supports
+from tasks.warehouse.db import Warehouse
+
+QUESTION_TYPES = frozenset({"aggregation", "comparison", "multihop", "set"})
+TEXT_FIELDS = ("question", "answer", "language")
+#: the leading characters of an article that decide its language
+DETECT_CHARS = 600
+
+RECIPE = "xrag"
+
+
+def read_xrag(path: Path) -> list[dict[str, Any]]:
+    """Every line, checked (see the module notes); ids unique."""
+    rows, seen = [], set()
+    for number, record in read_json_lines(path, "question"):
+        where = f"{path} line {number}"
+        identifier = record.get("id")
+        if isinstance(identifier, bool) or not isinstance(identifier, (str, int)) or not str(identifier).strip():
+            raise ConfigError(f"{where}: id must be a string or an integer, got {identifier!r}")
+        record["id"] = str(identifier)
+        if record["id"] in seen:
+            raise ConfigError(f"{where}: id {record['id']} appears twice")
+        seen.add(record["id"])
+        for key in TEXT_FIELDS:
+            if not isinstance(record.get(key), str) or not record[key].strip():
+                raise ConfigError(f"{where}: {key} must be a non-empty string, got {record.get(key)!r}")
+        if record.get("q_type") not in QUESTION_TYPES:
+            raise ConfigError(f"{where}: q_type {record.get('q_type')!r} is not one of {', '.join(sorted(QUESTION_TYPES))}")
+        articles = record.get("articles")
+        if not isinstance(articles, list) or not articles or not all(isinstance(a, str) for a in articles):
+            raise ConfigError(f"{where}: articles must be a non-empty list of strings")
+        support = record.get("is_support", [1, 1] + [0] * (len(articles) - 2))
+        if not isinstance(support, list) or len(support) != len(articles) or not set(support) <= {0, 1}:
+            raise ConfigError(f"{where}: is_support must be a 0/1 list as long as articles")
+        record["is_support"] = support
+        order = record.get("article_order")
+        if order is not None and sorted(order) != list(range(len(articles))):
+            raise ConfigError(f"{where}: article_order must order the {len(articles)} articles (0..{len(articles) - 1})")
+        rows.append(record)
+    if not rows:
+        raise ConfigError(f"{path}: no questions")
+    return rows
+
+
+def setting_of(record: dict[str, Any]) -> str:
+    """The line's XRAG setting: its own field, else the articles' languages (see the module notes)."""
+    given = str(record.get("setting") or "")
+    if given:
+        return "multilingual_retrieval" if "multi" in given else "monolingual_retrieval"
+    lang = record["language"]
+    if lang != "en" and lingua_supports(lang):
+        if any(detect_language(article[:DETECT_CHARS]) == lang for article in record["articles"]):
+            return "multilingual_retrieval"
+    return "monolingual_retrieval"
+
+
+def documents_of(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The articles as instance documents, in the order they are shown."""
+    urls, dates = record.get("urls") or [], record.get("dates") or []
+    documents = [{"doc_id": f"{record['id']}-{n}", "lang": None, "page_id": None, "title": "",
+                  "url": urls[n] if n < len(urls) else None, "date": dates[n] if n < len(dates) else None,
+                  "text": text, "role": "support" if record["is_support"][n] else "distractor"}
+                 for n, text in enumerate(record["articles"])]
+    order = record.get("article_order")
+    return [documents[n] for n in order] if order is not None else documents
+
+
+def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: str) -> StageOutput:
+    """Every question of the chosen languages in its setting (see the module notes)."""
+    records = read_xrag(source)
+    available = sorted({r["language"] for r in records} | ({"en"} if any(r.get("en_question") for r in records) else set()))
+    chosen = chosen_langs(available, langs, source)
+    instances: list[list[Any]] = []
+    items: list[list[Any]] = []
+    settings: dict[str, int] = {}
+    for record in records:
+        setting = setting_of(record)
+        documents = json.dumps(documents_of(record), ensure_ascii=False)
+        asked = [(record["language"], record["question"], record["answer"])]
+        if setting == "monolingual_retrieval" and record.get("en_question") and record.get("en_answer"):
+            asked.append(("en", record["en_question"], record["en_answer"]))
+        asked = [entry for entry in asked if entry[0] in chosen]
+        if not asked:
+            continue
+        settings[setting] = settings.get(setting, 0) + 1
+        for lang, question, answer in asked:
+            instances.append([name, f"{record['id']}|{setting}|{lang}", record["id"], "xrag", setting, lang, question,
+                              answer, record["language"], None, None, documents, 0, fp, None])
+        items.append([name, record["id"], "xrag", record["language"], record["question"], record["answer"],
+                      record["q_type"], None, "[]", None, "ok", None, None, f"import:{source.name}", fp])
+    write_benchmark(wh, name, "xrag", chosen, source, fp, instances, items)
+    per_setting = ", ".join(f"{count} {setting}" for setting, count in sorted(settings.items()))
+    return StageOutput(rows=len(instances), message=f"{len(items)} questions ({per_setting}), {len(instances)} instances"
+                                                    f" in {', '.join(chosen)}")

@@ -1,0 +1,46 @@
+"""The language of a response: lingua's target/English probabilities, code-switching by sentence, unsupported codes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.inference.language import ResponseLanguage, response_language
+
+
+def test_an_answer_in_the_question_language_with_one_english_sentence_is_one_third_switched() -> None:
+    reply = ("Der Rhein fließt durch viele Länder in Europa. It is a very long river with many bridges. "
+             "Er mündet bei Rotterdam in die Nordsee.")
+    found = response_language(reply, "de")
+    assert found.status == "ok" and found.detected == "de"
+    assert found.switched_share == pytest.approx(1 / 3)  # 3 sentences, the middle one English
+    assert found.target_prob > 0.5 > found.english_prob
+
+
+def test_an_english_answer_to_a_german_question_is_detected_as_english() -> None:
+    found = response_language("The capital is Berlin, which has been the seat of government since 1999 [3].", "de")
+    assert found.detected == "en"
+    assert found.english_prob > 0.5 > found.target_prob
+    assert found.switched_share == 1.0
+
+
+def test_unspaced_script_switching_into_english_splits_at_the_english_full_stop() -> None:
+    reply = "東京は日本の首都です。It has a population of about fourteen million people. 人口は約千四百万人です。"
+    found = response_language(reply, "ja")
+    assert found.detected == "ja"
+    assert found.switched_share == pytest.approx(1 / 3)
+
+
+def test_citations_are_not_text() -> None:
+    # without stripping, "[doc-en-7]" brackets would add Latin letters to a Chinese answer
+    found = response_language("长江是中国最长的河流，全长约六千三百公里。[doc-en-7][doc-en-8]", "zh")
+    assert found.detected == "zh" and found.switched_share == 0.0
+
+
+def test_a_language_lingua_does_not_know_is_unsupported_never_guessed() -> None:
+    # Khmer is not among lingua's 75 languages: no probability at all, not the nearest language's
+    assert response_language("ព្រះរាជាណាចក្រកម្ពុជាមានរាជធានីភ្នំពេញ", "km") == ResponseLanguage("unsupported")
+
+
+def test_too_few_letters_to_identify() -> None:
+    assert response_language("Berlin. [2]", "de") == ResponseLanguage("too_short")
+    assert response_language("1999", "en").status == "too_short"
