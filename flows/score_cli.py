@@ -58,3 +58,25 @@ def score_eclektic(
         f"overall success {result['overall_success']}  95% CI {ci['overall_success']}",
         f"transfer        {result['transfer']}  95% CI {ci['transfer']}",
         f"source accuracy {result['source_accuracy']}  over {result['n_pairs']} pairs"])
+
+
+@score_app.command("arena")
+def score_arena(
+    battles: Annotated[Path, typer.Option(help='JSON lines {"query_id", "lang", "model_a", "model_b",'
+                                               ' "winner": "a"|"b"|"tie"}.')],
+    bootstrap: Annotated[int, typer.Option(help="Tournaments resampling the queries, for the intervals.")] = 200,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    ties: Annotated[str, typer.Option(help="drop (ignore ties) | half (half a win to each side).")] = "drop",
+    as_json: AsJson = False,
+) -> None:
+    """Bradley–Terry ratings (natural-log logits, mean zero) with 95% intervals and rank intervals."""
+    from tasks.arena.bradley_terry import ratings, read_battles
+
+    try:
+        result = ratings(read_battles(battles), bootstrap=bootstrap, seed=seed, ties=ties)  # type: ignore[arg-type]
+    except BabelbenchError as exc:
+        fail(exc)
+    ordered = sorted(result["models"].items(), key=lambda item: -item[1]["rating"])
+    _show(result, as_json, [f"{result['n_battles']} battles ({result['ties']} ties, {ties})"] + [
+        f"  {name:<24} {m['rating']:+.3f}  95% CI [{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]"
+        f"  rank {m['rank_low']}–{m['rank_high']}" for name, m in ordered])

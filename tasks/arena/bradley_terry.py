@@ -1,0 +1,148 @@
+"""Bradley–Terry ratings from pairwise battles, with bootstrap intervals over queries and rank intervals.
+
+P(i beats j) = σ(β_i − β_j).  The logits β are fitted by maximum likelihood
+(L-BFGS with the analytic gradient) on *deduplicated, weighted* battles —
+one row per (query, winner, loser) with its count — and centred to mean
+zero, on the natural-log scale.  A vanishing ridge (``RIDGE``) keeps the fit
+finite when a system never loses in a sample; it moves no rating by more
+than about 1e-5 on data where every system wins and loses.
+
+Ties follow an explicit policy: ``drop`` ignores them, ``half`` counts a tie
+as half a win for each side.
+
+Intervals come from a seeded bootstrap of tournaments that resamples the
+*queries* (a query's battles move together): each tournament reweights the
+same rows by multinomial counts of their queries and is refitted from the
+full fit's logits, so no battle table is rebuilt per tournament.  As in
+MIRAGE-BENCH, a rating is the mean of the tournaments' logits and its 95%
+interval their 2.5/97.5 percentiles; the rank interval is the 2.5/97.5
+percentiles of the system's rank (1 = best; a system ranks below those
+strictly ahead of it) over the tournaments — overlapping rank intervals are
+systems the data cannot order.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from scipy.optimize import minimize
+
+from tasks.errors import ConfigError
+from tasks.json_lines import read_json_lines
+
+Ties = Literal["drop", "half"]
+RIDGE = 1e-6
+WINNERS = ("a", "b", "tie")
+
+
+@dataclass(frozen=True)
+class Battle:
+    """One judged comparison of two systems' answers to one query."""
+
+    query_id: str
+    lang: str
+    model_a: str
+    model_b: str
+    winner: str  # a | b | tie
+
+
+@dataclass(frozen=True)
+class WeightedBattles:
+    """Deduplicated battles: row r says ``winner[r]`` beat ``loser[r]`` ``weight[r]`` times on query ``query[r]``."""
+
+    models: tuple[str, ...]
+    winner: np.ndarray
+    loser: np.ndarray
+    weight: np.ndarray
+    query: np.ndarray
+    n_queries: int
+
+
+def read_battles(path: Path) -> list[Battle]:
+    """Every line of a battles file, checked; a bad line is an error naming it."""
+    battles = []
+    for number, record in read_json_lines(path, "battle"):
+        where = f"{path} line {number}"
+        for key in ("query_id", "model_a", "model_b", "winner"):
+            if not isinstance(record.get(key), (str, int)) or isinstance(record.get(key), bool) \
+                    or not str(record[key]).strip():
+                raise ConfigError(f"{where}: {key} must be a non-empty string")
+        if record["winner"] not in WINNERS:
+            raise ConfigError(f"{where}: winner {record['winner']!r} is not one of a, b, tie")
+        if record["model_a"] == record["model_b"]:
+            raise ConfigError(f"{where}: a system cannot battle itself ({record['model_a']})")
+        battles.append(Battle(str(record["query_id"]), str(record.get("lang") or ""), str(record["model_a"]),
+                              str(record["model_b"]), record["winner"]))
+    if not battles:
+        raise ConfigError(f"{path}: no battles")
+    return battles
+
+
+def weighted_battles(battles: Sequence[Battle], ties: Ties) -> WeightedBattles:
+    """The battles as weighted rows under the tie policy; a query is its (language, query id)."""
+    if ties not in ("drop", "half"):
+        raise ConfigError(f"ties policy {ties!r}: choose drop or half")
+    models = tuple(sorted({b.model_a for b in battles} | {b.model_b for b in battles}))
+    index = {model: n for n, model in enumerate(models)}
+    queries = {key: n for n, key in enumerate(sorted({(b.lang, b.query_id) for b in battles}))}
+    counts: dict[tuple[int, int, int], float] = defaultdict(float)
+    for battle in battles:
+        query, a, b = queries[(battle.lang, battle.query_id)], index[battle.model_a], index[battle.model_b]
+        if battle.winner == "a":
+            counts[(query, a, b)] += 1.0
+        elif battle.winner == "b":
+            counts[(query, b, a)] += 1.0
+        elif ties == "half":
+            counts[(query, a, b)] += 0.5
+            counts[(query, b, a)] += 0.5
+    rows = np.array(list(counts), dtype=np.int64).reshape(-1, 3)
+    return WeightedBattles(models, rows[:, 1], rows[:, 2], np.fromiter(counts.values(), float, len(counts)), rows[:, 0],
+                           len(queries))
+
+
+def fit(n_models: int, winner: np.ndarray, loser: np.ndarray, weight: np.ndarray,
+        start: np.ndarray | None = None) -> np.ndarray:
+    """Maximum-likelihood logits (mean zero) of weighted battle rows."""
+
+    def loss(beta: np.ndarray) -> tuple[float, np.ndarray]:
+        margin = beta[winner] - beta[loser]
+        # -log σ(m) = log(1 + e^-m), computed stably
+        value = float(np.dot(weight, np.logaddexp(0.0, -margin))) + 0.5 * RIDGE * float(beta @ beta)
+        pull = weight / (1.0 + np.exp(margin))  # w (1 - σ(m))
+        gradient = RIDGE * beta + np.bincount(loser, pull, n_models) - np.bincount(winner, pull, n_models)
+        return value, gradient
+
+    initial = np.zeros(n_models) if start is None else start
+    result = minimize(loss, initial, jac=True, method="L-BFGS-B", options={"maxiter": 1000, "gtol": 1e-9})
+    return result.x - result.x.mean()
+
+
+def ratings(battles: Sequence[Battle], *, bootstrap: int = 200, seed: int = 0, ties: Ties = "drop") -> dict[str, Any]:
+    """``{"models": {name: {rating, ci_low, ci_high, rank_low, rank_high}}, "n_battles", "ties"}``."""
+    if bootstrap < 1:
+        raise ConfigError(f"--bootstrap must be at least 1, got {bootstrap}")
+    rows = weighted_battles(battles, ties)
+    n_models = len(rows.models)
+    if rows.weight.size == 0:
+        raise ConfigError("no decisive battles to rate (every battle was a tie and ties are dropped)")
+    full = fit(n_models, rows.winner, rows.loser, rows.weight)
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(rows.n_queries, np.full(rows.n_queries, 1.0 / rows.n_queries), size=bootstrap)
+    logits = np.stack([fit(n_models, rows.winner, rows.loser, rows.weight * draws[t, rows.query], start=full)
+                       for t in range(bootstrap)])
+    # rank 1 = best: one plus the number of systems strictly ahead in that tournament
+    ranks = 1 + (logits[:, None, :] > logits[:, :, None]).sum(axis=2)
+    low, high = np.percentile(logits, [2.5, 97.5], axis=0)
+    rank_low, rank_high = np.percentile(ranks, [2.5, 97.5], axis=0)
+    return {
+        "models": {model: {"rating": float(logits[:, m].mean()), "ci_low": float(low[m]), "ci_high": float(high[m]),
+                           "rank_low": int(np.floor(rank_low[m])), "rank_high": int(np.ceil(rank_high[m]))}
+                   for m, model in enumerate(rows.models)},
+        "n_battles": len(battles),
+        "ties": sum(b.winner == "tie" for b in battles),
+    }
