@@ -1,0 +1,71 @@
+"""Reading pairwise judges: the verdict of one comparison, and how consistent a judge is across both orders.
+
+A judge sees two answers, the first shown as A and the second as B, and
+ends with ``[[A]]``, ``[[B]]`` or ``[[C]]`` (a tie).  Judges reason before
+they decide and sometimes quote the options while doing so, so the reader
+takes the *last* verdict token of the reply, in any case, with spaces or
+markdown around it (``**[[ b ]]**``); ``[[tie]]`` is read as a tie.
+
+Every pair is judged in both orders.  Two numbers describe a judge:
+``consistency`` — the share of pairs whose two orders agree on the winner
+(or on a tie) — and ``first_position_rate`` — the share of decisive verdicts
+that chose the answer shown first (0.5 for a judge without position bias).
+Both orders also enter the ratings as separate battles, so a judge that
+flips with the order contributes a win to each side.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tasks.arena.bradley_terry import Battle
+from tasks.llm.parsing import Parsed, failed
+
+_VERDICT = re.compile(r"\[\[\s*\**\s*(a|b|c|tie)\s*\**\s*\]\]", re.IGNORECASE)
+_READ = {"a": "a", "b": "b", "c": "tie", "tie": "tie"}
+
+
+def parse_pairwise_verdict(text: str) -> Parsed:
+    """``a`` (the answer shown first), ``b`` or ``tie`` from the judge's reply; the last verdict token counts."""
+    found = _VERDICT.findall(text)
+    if not found:
+        return failed("no [[A]], [[B]] or [[C]] in the reply")
+    return Parsed("ok", _READ[found[-1].lower()])
+
+
+@dataclass(frozen=True)
+class OrderedVerdict:
+    """One judgement: on ``query_id``, ``first`` was shown as A, ``second`` as B, and the judge said ``verdict``."""
+
+    query_id: str
+    lang: str
+    first: str
+    second: str
+    verdict: str  # a | b | tie
+
+    def winner(self) -> str | None:
+        """The system the verdict favours, None for a tie."""
+        return {"a": self.first, "b": self.second}.get(self.verdict)
+
+    def battle(self) -> Battle:
+        return Battle(self.query_id, self.lang, self.first, self.second, self.verdict)
+
+
+def judge_agreement(verdicts: Iterable[OrderedVerdict]) -> dict[str, float | int | None]:
+    """``{"pairs", "consistency", "first_position_rate", "decisive"}`` over the pairs judged in both orders."""
+    verdicts = list(verdicts)
+    orders: dict[tuple[str, str, frozenset[str]], list[OrderedVerdict]] = defaultdict(list)
+    for verdict in verdicts:
+        orders[(verdict.lang, verdict.query_id, frozenset((verdict.first, verdict.second)))].append(verdict)
+    both = [pair for pair in orders.values() if len({v.first for v in pair}) == 2]  # each system shown first once
+    agreeing = sum(len({v.winner() for v in pair}) == 1 for pair in both)
+    decisive = [v for v in verdicts if v.verdict != "tie"]
+    return {
+        "pairs": len(both),
+        "consistency": agreeing / len(both) if both else None,
+        "decisive": len(decisive),
+        "first_position_rate": sum(v.verdict == "a" for v in decisive) / len(decisive) if decisive else None,
+    }

@@ -1,0 +1,58 @@
+"""Pairwise judge replies read tolerantly, and a judge's consistency and position bias over both orders."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tasks.arena.bradley_terry import fit, ratings, weighted_battles
+from tasks.arena.pairwise import OrderedVerdict, judge_agreement, parse_pairwise_verdict
+
+
+@pytest.mark.parametrize(("reply", "verdict"), [
+    ("Answer A cites the right passage and is fluent. [[A]]", "a"),
+    ("Both answers are wrong in the same way.\n\nFinal verdict: **[[C]]**", "tie"),
+    ("I weighed [[A]] against [[B]]; B is better supported.\nVerdict: [[ b ]]", "b"),  # the last token counts
+    ("Verdict: [[Tie]]", "tie"),
+    ("**Final Verdict:** [[**A**]]", "a"),
+])
+def test_verdicts_are_read_from_the_shapes_judges_write(reply: str, verdict: str) -> None:
+    parsed = parse_pairwise_verdict(reply)
+    assert parsed.ok and parsed.value == verdict
+
+
+@pytest.mark.parametrize("reply", ["Answer A is better.", "[A] wins", "[[D]]", ""])
+def test_a_reply_without_a_verdict_token_is_a_parse_failure(reply: str) -> None:
+    parsed = parse_pairwise_verdict(reply)
+    assert parsed.status == "parse_failed" and "[[A]]" in parsed.reason
+
+
+def _both(query: str, x: str, y: str, x_first: str, y_first: str) -> list[OrderedVerdict]:
+    """The pair judged with x shown first (verdict ``x_first``) and with y shown first (``y_first``)."""
+    return [OrderedVerdict(query, "en", x, y, x_first), OrderedVerdict(query, "en", y, x, y_first)]
+
+
+def test_consistency_and_first_position_rate_are_counted_over_both_orders() -> None:
+    verdicts = (_both("1", "p", "q", "a", "b")      # p wins in both orders: consistent
+                + _both("2", "p", "q", "a", "a")    # whoever is shown first wins: inconsistent
+                + _both("3", "p", "q", "tie", "tie")  # a tie both ways: consistent
+                + _both("4", "p", "q", "b", "a")    # q wins in both orders: consistent
+                + [OrderedVerdict("5", "en", "p", "q", "a")])  # one order only: not a pair
+    agreement = judge_agreement(verdicts)
+    assert agreement["pairs"] == 4 and agreement["consistency"] == 3 / 4
+    # decisive verdicts: a, b, a, a, b, a, a → 5 of 7 chose the answer shown first
+    assert agreement["decisive"] == 7 and agreement["first_position_rate"] == pytest.approx(5 / 7)
+
+
+def test_both_orders_enter_the_ratings_as_battles() -> None:
+    # p wins every pair in both orders, except one query where the judge just prefers the first answer
+    verdicts = [v for n in range(40) for v in _both(str(n), "p", "q", "a", "b")] + _both("x", "p", "q", "a", "a")
+    battles = [v.battle() for v in verdicts]
+    result = ratings(battles, bootstrap=20)
+    assert result["n_battles"] == 82
+    # 81 wins to 1 for p over the full data: the fitted gap is ln 81
+    rows = weighted_battles(battles, "drop")
+    beta = dict(zip(rows.models, fit(2, rows.winner, rows.loser, rows.weight), strict=True))
+    assert beta["p"] - beta["q"] == pytest.approx(math.log(81), abs=1e-3)
+    assert result["models"]["p"]["rank_high"] == 1
