@@ -8,7 +8,7 @@ from pathlib import Path
 
 from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
-from flows.demo_qa import leaderboard_summary, qa_summary, run_qa_demo
+from flows.demo_qa import arena_summary, leaderboard_summary, qa_summary, run_qa_demo
 from tasks.metrics.stages import ClirEvalParams
 from tasks.pairing.config import ClirConfig
 from tasks.sample.mirror import build_sample_mirror
@@ -52,6 +52,7 @@ def run_demo(home: Path) -> DemoReport:
     with Warehouse(home) as wh:
         qa_columns, qa_rows = qa_summary(wh)
         board_columns, board_rows = leaderboard_summary(wh)
+        arena_columns, arena_rows = arena_summary(wh)
         columns, summary = wh.query_with_columns("SELECT * FROM corpus_summary")
         collection = wh.query("SELECT collection, count(DISTINCT src_lang || tgt_lang), count(DISTINCT src_lang || query_id),"
                               " count(*) FROM clir_qrels WHERE collection LIKE ? GROUP BY ALL ORDER BY 1", [f"{DEMO_COLLECTION}%"])
@@ -68,10 +69,16 @@ Cross-lingual BM25 on them: mean NDCG@10 {mean['value']:.3f} (95% CI {mean['ci_l
 QA benchmarks written by the local model (parse / QC / gate statuses; instances per setting and language):
 {_table(qa_columns, qa_rows)}
 
-The local model and the always-abstain baseline evaluated on them, and on the bundled MKQA-format sample
+The local model and two baselines (always abstain; copy the likeliest passage sentence) evaluated on them, and on
+the bundled MKQA-format sample
 (judged by the local model, the only model offline; NULL: undefined, e.g. transfer when no source answer
 was accepted; MKQA F1 on its 0-100 scale):
 {_table(board_columns, board_rows)}
+
+A small arena on XRAG: every pair of the three systems on two queries per language, both orders, judged by the
+local model (a 270M base model: its verdicts are noise, and unreadable ones are counted, not guessed — name a real
+judge with `babelbench arena --judge <registry name>`, a model of your models.yaml — see the README):
+{_table(arena_columns, arena_rows)}
 
 Where to look:
   warehouse   {home / 'warehouse.duckdb'}
@@ -84,8 +91,9 @@ Where to look:
   instances   {home / 'exports'}  (<benchmark>/<setting>.<lang>.jsonl)
   review      {bb} review export --benchmark eclektic --out review.csv
   leaderboard {bb} leaderboard --benchmark xrag
+  report      {home / 'report.html'}  (self-contained HTML: ratings, intervals, heatmap, judge consistency, metrics)
   MLflow UI   {console_script('mlflow')} ui --backend-store-uri {tracking_uri(home)}   (then http://127.0.0.1:5000)
-  Prefect UI  make serve   (then http://127.0.0.1:4200 — flow runs corpus, clir-build, clir-eval, qa-build, translate, instances, evaluate)
+  Prefect UI  make serve   (then http://127.0.0.1:4200 — flow runs corpus, clir-build, clir-eval, qa-build, translate, instances, evaluate, arena, report)
   sample      {mirror.root}  (a dumps.wikimedia.org-style mirror: CirrusSearch, XML multistream, page_props, Wikidata)
 """
     return DemoReport(rows, text)

@@ -10,16 +10,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flows.arena import ArenaParams, arena_flow
 from flows.evaluate import EvaluateParams, evaluate_flow
 from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_flow, qa_build_flow, translate_flow
+from flows.report import ReportParams, report_flow
+from tasks.arena.battles import ArenaConfig
 from tasks.imports.common import import_dataset
 from tasks.instances.build import InstanceConfig
 from tasks.qa.xrag_config import XragConfig
 from tasks.warehouse.db import Warehouse
 
 GENERATOR = "local"
-#: The systems the demo evaluates: the local model, and the baseline that always abstains (MKQA's floor).
-SYSTEMS = [GENERATOR, "abstain"]
+#: The systems the demo evaluates: the local model, the baseline that always abstains (MKQA's floor) and the one
+#: that copies the likeliest sentence of the shown passages.
+SYSTEMS = [GENERATOR, "abstain", "extractive"]
+#: The demo's arena: a few XRAG instances per language, judged by the local model — the only model offline, so
+#: it also judges its own answers (never allowed by default), with a short explanation so the demo stays quick.
+ARENA = ArenaConfig(queries_per_lang=2, judge_own_system=True, max_tokens=48)
 MKQA_SAMPLE = Path(__file__).resolve().parents[1] / "tasks" / "sample" / "mkqa_sample.jsonl"
 # ECLEKTIC: every sample language; the items are translated into English only (each translation is two calls).
 ECLEKTIC_TARGETS = ["en"]
@@ -29,8 +36,9 @@ XRAG = XragConfig(max_pairs=1, question_types=("comparison",), questions_per_typ
 
 
 def run_qa_demo(home: Path, langs: list[str]) -> list[dict]:
-    """Build, translate and assemble both benchmarks, then evaluate the local model and the abstain baseline on
-    them (judged by the local model) and on a bundled sample in MKQA's format.
+    """Build, translate and assemble both benchmarks, then evaluate the local model and the two baselines on
+    them (judged by the local model) and on a bundled sample in MKQA's format; run a small arena on XRAG and
+    write its report.
 
     The pre-screen is advisory (``qc_policy: human``).  The local model is its own judge only because it is
     the one model the demo has offline: a judge should be a stronger model than the ones it judges.
@@ -47,6 +55,9 @@ def run_qa_demo(home: Path, langs: list[str]) -> list[dict]:
     with Warehouse(home) as wh:  # eight questions about the sample's world, in MKQA's published layout
         import_dataset(wh, "mkqa", MKQA_SAMPLE, "mkqa-sample", None)
     rows += evaluate_flow(EvaluateParams(benchmark="mkqa-sample", models=SYSTEMS, judges=[], home=str(home)))
+    rows += arena_flow(ArenaParams(benchmark="xrag", models=SYSTEMS, judge=GENERATOR, arena=ARENA, bootstrap=100,
+                                   home=str(home)))
+    report_flow(ReportParams(benchmark="xrag", out=str(home / "report.html"), home=str(home)))
     return rows
 
 
@@ -77,3 +88,18 @@ LEADERBOARD = """
 def leaderboard_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
     """The demo's leaderboard: each benchmark's headline metrics pooled over languages."""
     return wh.query_with_columns(LEADERBOARD)
+
+
+ARENA_SUMMARY = """
+    SELECT model, round(rating, 3) AS rating, '[' || round(ci_low, 3) || ', ' || round(ci_high, 3) || ']' AS "95% interval",
+           rank_low || '-' || rank_high AS rank, n_battles AS battles, round(consistency, 2) AS consistency,
+           round(first_position_rate, 2) AS "first shown wins"
+    FROM arena_ratings WHERE benchmark = 'xrag' AND lang = 'all' ORDER BY rating DESC
+"""
+
+
+def arena_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
+    """The demo arena's ratings over all languages, and how many of the judge's verdicts could be read."""
+    columns, rows = wh.query_with_columns(ARENA_SUMMARY)
+    verdicts = wh.query("SELECT status, count(*) FROM battles WHERE benchmark = 'xrag' GROUP BY ALL ORDER BY ALL")
+    return columns, rows + [(f"(battles: {dict(verdicts)})", None, None, None, None, None, None)]

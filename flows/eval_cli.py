@@ -1,4 +1,4 @@
-"""``babelbench eval`` and ``leaderboard``: evaluate models on a benchmark, read the results."""
+"""``babelbench eval``, ``features``, ``arena``, ``report`` and ``leaderboard``: evaluate models, read the results."""
 
 from __future__ import annotations
 
@@ -36,6 +36,60 @@ def evaluate(
         benchmark=benchmark, models=split_list(models), langs=split_list(langs) if langs else None,
         settings=split_list(settings) if settings else None, judges=split_list(judges),
         budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []))
+
+
+def features(
+    benchmark: Annotated[str, typer.Option(help="A benchmark with stored responses (`babelbench eval`).")],
+    only: Annotated[Optional[str], typer.Option(help="Features to compute, comma-separated (default: all).")] = None,
+    reference_model: Annotated[Optional[str], typer.Option(help="Reference system for overlap features when the"
+                                                                 " benchmark has no gold answers.")] = None,
+    nli_model: Annotated[Optional[str], typer.Option(help="NLI cross-encoder for support_entailment/neutral.")] = None,
+    reranker_model: Annotated[Optional[str], typer.Option(help="Cross-encoder for reranker_score.")] = None,
+    grader: Annotated[Optional[str], typer.Option(help="LLM (registry name) for answer_overlap_score and"
+                                                       " fluency_score.")] = None,
+    max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None,
+    force: Annotated[Optional[list[str]], force_option("features")] = None,
+) -> None:
+    """Heuristic features of every response (MIRAGE-BENCH): language, citations, overlap, labelled extras, and
+    (named with --only) the model-based support and reranker features and the LLM-graded ones."""
+    from flows.features import FeaturesParams, features_flow
+    from tasks.features.models import FeatureModels
+
+    chosen = {"nli": nli_model, "reranker": reranker_model}
+    run_flow(features_flow, lambda: FeaturesParams(
+        benchmark=benchmark, features=split_list(only) if only else None, reference_model=reference_model,
+        models=FeatureModels(**{k: v for k, v in chosen.items() if v}), grader=grader,
+        budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []))
+
+
+def arena(
+    benchmark: Annotated[str, typer.Option(help="A benchmark with stored responses of every system.")],
+    models: Annotated[str, typer.Option(help="The systems to compare, comma-separated (at least two).")],
+    judge: Annotated[str, typer.Option(help="Registry name of the pairwise judge.")],
+    queries_per_lang: Annotated[int, typer.Option(help="Queries sampled per language.")] = 100,
+    langs: Annotated[Optional[str], typer.Option(help="Languages (default: all with responses).")] = None,
+    ties: Annotated[str, typer.Option(help="drop | half.")] = "drop",
+    max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None,
+    force: Annotated[Optional[list[str]], force_option("arena-judging, arena-ratings")] = None,
+) -> None:
+    """Judge every pair of systems on sampled queries in both orders, then rate them (Bradley–Terry)."""
+    from flows.arena import ArenaParams, arena_flow
+    from tasks.arena.battles import ArenaConfig
+
+    run_flow(arena_flow, lambda: ArenaParams(
+        benchmark=benchmark, models=split_list(models), judge=judge, langs=split_list(langs) if langs else None,
+        arena=ArenaConfig(queries_per_lang=queries_per_lang), ties=ties,
+        budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []))
+
+
+def report(
+    benchmark: Annotated[str, typer.Option(help="The benchmark to report on.")],
+    out: Annotated[str, typer.Option(help="The HTML file to write (self-contained: opens offline).")] = "report.html",
+) -> None:
+    """One HTML file with the arena's ratings, intervals, heatmap and judge consistency, and the metrics."""
+    from flows.report import ReportParams, report_flow
+
+    run_flow(report_flow, lambda: ReportParams(benchmark=benchmark, out=out, home=os.environ[HOME_ENV]))
 
 
 def leaderboard(

@@ -56,3 +56,9 @@ def test_both_orders_enter_the_ratings_as_battles() -> None:
     beta = dict(zip(rows.models, fit(2, rows.winner, rows.loser, rows.weight), strict=True))
     assert beta["p"] - beta["q"] == pytest.approx(math.log(81), abs=1e-3)
     assert result["models"]["p"]["rank_high"] == 1
+
+
+def test_a_base_model_continuing_an_opened_verdict_slot_is_read_from_its_first_letter() -> None:
+    assert parse_pairwise_verdict("B]] because it cites", primed=True).value == "b"
+    assert parse_pairwise_verdict(" c]]", primed=True).value == "tie"
+    assert parse_pairwise_verdict("the first one", primed=True).status == "parse_failed"

@@ -91,3 +91,25 @@ def test_a_bad_line_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no decisive battles"):
         ratings([Battle("1", "en", "A", "B", "tie")], ties="drop")
     assert np.isfinite(_fit(_battles("A", "B", 5, 0), "drop")["A"])  # a system that never loses stays finite
+
+
+def test_the_fit_matches_an_independent_maximisation_of_the_exact_likelihood() -> None:
+    # raw battles, no deduplication, no ridge, Nelder–Mead on the plain log-likelihood with β_C pinned to 0
+    from scipy.optimize import minimize
+
+    battles = (_battles("A", "B", 7, 3, 2) + _battles("B", "C", 4, 5, first_query=20)
+               + _battles("A", "C", 6, 2, 1, first_query=40) + _battles("C", "A", 1, 0, first_query=60))
+    decisive = [(b.model_a, b.model_b) if b.winner == "a" else (b.model_b, b.model_a)
+                for b in battles if b.winner != "tie"]
+    index = {"A": 0, "B": 1, "C": 2}
+
+    def negative_log_likelihood(free: np.ndarray) -> float:
+        beta = np.array([free[0], free[1], 0.0])
+        return sum(math.log1p(math.exp(-(beta[index[w]] - beta[index[l]]))) for w, l in decisive)
+
+    free = minimize(negative_log_likelihood, np.zeros(2), method="Nelder-Mead",
+                    options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 20000}).x
+    independent = np.array([free[0], free[1], 0.0])
+    independent -= independent.mean()
+    ours = _fit(battles, "drop")
+    assert [ours["A"], ours["B"], ours["C"]] == pytest.approx(list(independent), abs=1e-6)

@@ -47,7 +47,7 @@ def _write(path: Path, text: str) -> Path:
 
 def test_without_a_file_the_builtin_registry_offers_the_free_local_model(clean_env: Path) -> None:
     registry = load_registry()
-    assert registry.names == ["local", "abstain"]  # the abstain baseline needs no model
+    assert registry.names == ["local", "abstain", "extractive"]  # the baselines need no model
     assert (registry.get("abstain").backend, registry.get("abstain").model) == ("baseline", "abstain")
     local = registry.get("local")
     assert (local.backend, local.model, local.mode) == ("llamacpp", PACKAGED_GEMMA, "completion")

@@ -60,3 +60,19 @@ def build_cross_encoder(texts: Sequence[str], directory: Path) -> Path:
     tokenizer = _tokenizer(texts, target)
     BertForSequenceClassification(_config(len(tokenizer), num_labels=1)).save_pretrained(target)
     return target
+
+
+def build_nli_classifier(texts: Sequence[str], directory: Path,
+                         labels: Sequence[str] = ("entailment", "neutral", "contradiction")) -> Path:
+    """A three-label BERT classifier directory (``id2label`` from ``labels``) loadable with CrossEncoder(path)."""
+    import torch
+    from transformers import BertForSequenceClassification
+
+    torch.manual_seed(0)
+    target = directory / "nli"
+    tokenizer = _tokenizer(texts, target)
+    id2label = dict(enumerate(labels))
+    config = _config(len(tokenizer), num_labels=len(labels), id2label=id2label,
+                     label2id={label: index for index, label in id2label.items()})
+    BertForSequenceClassification(config).save_pretrained(target)
+    return target

@@ -12,8 +12,10 @@ as half a win for each side.
 
 Intervals come from a seeded bootstrap of tournaments that resamples the
 *queries* (a query's battles move together): each tournament reweights the
-same rows by multinomial counts of their queries and is refitted from the
-full fit's logits, so no battle table is rebuilt per tournament.  As in
+same rows by multinomial counts of their queries — all tournaments at once,
+one sparse product from (tournament × row) weights to (tournament × ordered
+pair) weights — and is refitted on the ordered pairs alone (at most n(n−1)
+rows, whatever the number of battles), warm-started from the full fit.  As in
 MIRAGE-BENCH, a rating is the mean of the tournaments' logits and its 95%
 interval their 2.5/97.5 percentiles; the rank interval is the 2.5/97.5
 percentiles of the system's rank (1 = best; a system ranks below those
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from scipy import sparse
 from scipy.optimize import minimize
 
 from tasks.errors import ConfigError
@@ -122,8 +125,19 @@ def fit(n_models: int, winner: np.ndarray, loser: np.ndarray, weight: np.ndarray
     return result.x - result.x.mean()
 
 
-def ratings(battles: Sequence[Battle], *, bootstrap: int = 200, seed: int = 0, ties: Ties = "drop") -> dict[str, Any]:
-    """``{"models": {name: {rating, ci_low, ci_high, rank_low, rank_high}}, "n_battles", "ties"}``."""
+@dataclass(frozen=True)
+class Tournaments:
+    """The bootstrap: ``draws[t, q]`` is how often query ``q`` (of ``queries``, as (lang, query_id)) is in
+    tournament ``t``, and ``logits[t]`` the systems' fitted logits (order of ``models``) in it."""
+
+    models: tuple[str, ...]
+    queries: tuple[tuple[str, str], ...]
+    draws: np.ndarray
+    logits: np.ndarray
+
+
+def tournaments(battles: Sequence[Battle], *, bootstrap: int = 200, seed: int = 0, ties: Ties = "drop") -> Tournaments:
+    """Fit every bootstrap tournament (see the module notes)."""
     if bootstrap < 1:
         raise ConfigError(f"--bootstrap must be at least 1, got {bootstrap}")
     rows = weighted_battles(battles, ties)
@@ -133,8 +147,20 @@ def ratings(battles: Sequence[Battle], *, bootstrap: int = 200, seed: int = 0, t
     full = fit(n_models, rows.winner, rows.loser, rows.weight)
     rng = np.random.default_rng(seed)
     draws = rng.multinomial(rows.n_queries, np.full(rows.n_queries, 1.0 / rows.n_queries), size=bootstrap)
-    logits = np.stack([fit(n_models, rows.winner, rows.loser, rows.weight * draws[t, rows.query], start=full)
+    pairs, pair_of_row = np.unique(np.stack([rows.winner, rows.loser], axis=1), axis=0, return_inverse=True)
+    to_pairs = sparse.csr_matrix((np.ones(pair_of_row.size), (np.arange(pair_of_row.size), pair_of_row.ravel())),
+                                 shape=(pair_of_row.size, len(pairs)))
+    pair_weights = np.asarray(to_pairs.T @ (rows.weight[:, None] * draws[:, rows.query].T)).T  # tournaments × pairs
+    logits = np.stack([fit(n_models, pairs[:, 0], pairs[:, 1], pair_weights[t], start=full)
                        for t in range(bootstrap)])
+    queries = tuple(sorted({(b.lang, b.query_id) for b in battles}))
+    return Tournaments(rows.models, queries, draws, logits)
+
+
+def ratings(battles: Sequence[Battle], *, bootstrap: int = 200, seed: int = 0, ties: Ties = "drop") -> dict[str, Any]:
+    """``{"models": {name: {rating, ci_low, ci_high, rank_low, rank_high}}, "n_battles", "ties"}``."""
+    fitted = tournaments(battles, bootstrap=bootstrap, seed=seed, ties=ties)
+    logits = fitted.logits
     # rank 1 = best: one plus the number of systems strictly ahead in that tournament
     ranks = 1 + (logits[:, None, :] > logits[:, :, None]).sum(axis=2)
     low, high = np.percentile(logits, [2.5, 97.5], axis=0)
@@ -142,7 +168,7 @@ def ratings(battles: Sequence[Battle], *, bootstrap: int = 200, seed: int = 0, t
     return {
         "models": {model: {"rating": float(logits[:, m].mean()), "ci_low": float(low[m]), "ci_high": float(high[m]),
                            "rank_low": int(np.floor(rank_low[m])), "rank_high": int(np.ceil(rank_high[m]))}
-                   for m, model in enumerate(rows.models)},
+                   for m, model in enumerate(fitted.models)},
         "n_battles": len(battles),
         "ties": sum(b.winner == "tie" for b in battles),
     }

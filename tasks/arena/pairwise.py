@@ -28,8 +28,16 @@ _VERDICT = re.compile(r"\[\[\s*\**\s*(a|b|c|tie)\s*\**\s*\]\]", re.IGNORECASE)
 _READ = {"a": "a", "b": "b", "c": "tie", "tie": "tie"}
 
 
-def parse_pairwise_verdict(text: str) -> Parsed:
-    """``a`` (the answer shown first), ``b`` or ``tie`` from the judge's reply; the last verdict token counts."""
+def parse_pairwise_verdict(text: str, *, primed: bool = False) -> Parsed:
+    """``a`` (the answer shown first), ``b`` or ``tie`` from the judge's reply; the last verdict token counts.
+
+    ``primed``: the prompt ended with ``[[`` (a base model's opened verdict slot), so the reply starts inside
+    the token: its first letter is the verdict.
+    """
+    if primed:
+        opened = re.match(r"\s*\**\s*(a|b|c|tie)\b", text, re.IGNORECASE)
+        if opened:
+            return Parsed("ok", _READ[opened.group(1).lower()])
     found = _VERDICT.findall(text)
     if not found:
         return failed("no [[A]], [[B]] or [[C]] in the reply")

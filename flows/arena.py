@@ -1,0 +1,95 @@
+"""Arena flow: pairwise judging of systems' answers per language, then Bradley–Terry ratings with intervals."""
+
+from __future__ import annotations
+
+from prefect import flow
+from prefect.runtime import flow_run
+from pydantic import BaseModel, Field
+
+from tasks.arena.battles import ArenaConfig
+from tasks.arena.bradley_terry import Ties
+from tasks.arena.stages import (
+    ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE, arena_judging_stage, arena_ratings_stage, arena_surrogate_stage,
+)
+from tasks.features.models import FeatureModels
+from tasks.features.stages import FEATURES, feature_names, features_stage
+from tasks.errors import ConfigError
+from tasks.llm import Budget
+from tasks.orchestration import collect_outcomes, flow_session
+from tasks.reporting import finish_run
+from tasks.settings import resolve_home
+from tasks.stage import descendants
+from tasks.tracking import tracked_run
+
+ARENA_STAGES = (FEATURES, ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE)
+
+
+class ArenaParams(BaseModel):
+    """Parameters of an arena run (a form in the Prefect UI)."""
+
+    benchmark: str = Field(description="A benchmark whose responses `babelbench eval` stored for every system.")
+    models: list[str] = Field(min_length=2, description="The systems to compare (registry names).")
+    judge: str = Field(description="Registry name of the pairwise judge.")
+    langs: list[str] | None = Field(None, description="Languages to judge; all the benchmark's if empty.")
+    arena: ArenaConfig = Field(default_factory=ArenaConfig)
+    reference_model: str | None = Field(None, description="Reference system for the overlap features when the"
+                                        " benchmark has no gold answers (its own responses are excluded).")
+    feature_models: FeatureModels = Field(default_factory=FeatureModels,
+                                          description="Models of the model-based features (computed when named).")
+    features: list[str] | None = Field(None, description="Features for the surrogate; the deterministic ones if"
+                                       " empty (model-based and LLM-graded ones by name; the judge grades).")
+    ties: Ties = Field("drop", description="drop: ignore ties; half: half a win to each side.")
+    bootstrap: int = Field(200, ge=1, description="Tournaments for the intervals.")
+    budget: Budget = Field(default_factory=Budget, description="Limits on the judge's paid calls, tokens and USD.")
+    home: str | None = None
+    force: list[str] = Field(default_factory=list, description="Stages to recompute with their descendants.")
+
+
+@flow(name="arena", log_prints=True)
+def arena_flow(params: ArenaParams) -> list[dict]:
+    """Features of every response, battles per language (both orders), ratings per language and overall, and the
+    surrogate judge — which also predicts ratings for systems with responses that were not in ``models``."""
+    home = str(resolve_home(params.home))
+    force = frozenset(descendants(ARENA_STAGES, params.force))
+    with flow_session(home) as wh, tracked_run(wh, "arena", params, flow_run.get_id()) as run:
+        langs = [lang for (lang,) in wh.query("SELECT DISTINCT lang FROM responses WHERE benchmark = ? ORDER BY 1",
+                                              [params.benchmark])]
+        if not langs:
+            raise ConfigError(f"benchmark {params.benchmark!r} has no responses; run `babelbench eval --benchmark"
+                              f" {params.benchmark} --models …` first")
+        unknown = sorted(set(params.langs or ()) - set(langs))
+        if unknown:
+            raise ConfigError(f"benchmark {params.benchmark!r} has no responses in {', '.join(unknown)}")
+        answered = {model for (model,) in wh.query("SELECT DISTINCT model FROM responses WHERE benchmark = ?"
+                                                   " AND status = 'ok'", [params.benchmark])}
+        silent = sorted(set(params.models) - answered)
+        if silent:
+            raise ConfigError(f"no answers of {', '.join(silent)} on {params.benchmark!r}; run `babelbench eval"
+                              f" --benchmark {params.benchmark} --models {','.join(silent)}` first")
+        futures: dict[str, dict] = {}
+        judged = []
+        for lang in params.langs or langs:
+            cell = f"{params.benchmark}/{lang}/{params.judge}"
+            judged.append(arena_judging_stage.submit(home, cell, params.benchmark, lang, params.models, params.judge,
+                                                     params.arena, params.budget, force, run.run_id))
+            futures[cell] = {ARENA_JUDGING.name: judged[-1]}
+        featured = []
+        for name in feature_names(params.features):
+            cell = f"{params.benchmark}/{name}"
+            featured.append(features_stage.submit(home, cell, params.benchmark, name, params.reference_model,
+                                                  params.feature_models, params.judge, params.budget, force,
+                                                  run.run_id))
+            futures[cell] = {FEATURES.name: featured[-1]}
+        cell = f"{params.benchmark}/{params.judge}"
+        rated = arena_ratings_stage.submit(home, cell, params.benchmark, params.judge, params.ties, params.bootstrap,
+                                           params.arena.seed, judged, force, run.run_id)
+        futures[cell] = {ARENA_RATINGS.name: rated, ARENA_SURROGATE.name: arena_surrogate_stage.submit(
+            home, cell, params.benchmark, params.judge, params.ties, params.bootstrap, params.arena.seed,
+            [rated, *featured], force, run.run_id)}
+        outcomes = collect_outcomes(futures)
+        for row in wh.query("SELECT model, rating, ci_low, ci_high, rank_low, rank_high, predicted FROM arena_ratings"
+                            " WHERE benchmark = ? AND judge = ? AND lang = 'all' ORDER BY rating DESC",
+                            [params.benchmark, params.judge]):
+            print(f"{row[0]:<20} {row[1]:+.3f} [{row[2]:+.3f}, {row[3]:+.3f}]  rank {row[4]}–{row[5]}"
+                  + ("  (predicted from features)" if row[6] else ""))
+        return finish_run(run, "arena", outcomes, home)

@@ -1,0 +1,96 @@
+"""Pairwise judging: a seeded sample of queries per language, every pair of systems on each, in both orders.
+
+The sample is drawn per language, with the seed, from the queries every
+contestant answered (a failed answer cannot be compared); its size is
+``queries_per_lang``.  Each pair of systems is judged with A and B in both
+orders, so position bias is measured rather than hoped away.  A judge never
+rates a pair that includes its own system's answers unless
+``judge_own_system`` says so.  Every verdict is a ``battles`` row with its
+status; the pairs' requests go through the model layer (cache, budget,
+retries), whose log line gives the cost estimate before the first paid call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import random
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tasks.arena.pairwise import parse_pairwise_verdict
+from tasks.inference.prompting import Sampling, language_name, shown_documents
+from tasks.llm import BudgetLedger, LLMClient, prompt_request
+from tasks.qa.outcomes import item_outcome
+from tasks.stage import StageOutput
+from tasks.warehouse.db import Warehouse
+
+STAGE = "arena-judging"
+TEMPLATE = "judge_pairwise"
+
+
+class ArenaConfig(BaseModel):
+    """How battles are drawn and judged."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    queries_per_lang: int = Field(100, ge=1, description="Queries sampled per language (MIRAGE: about 100).")
+    seed: int = Field(0, description="Seed of the query sample.")
+    judge_own_system: bool = Field(False, description="Let the judge rate pairs that include its own answers.")
+    max_tokens: int = Field(256, ge=8, description="Tokens for the judge's explanation and verdict.")
+    doc_chars: int = Field(1200, ge=100, description="Characters of each passage shown to the judge.")
+
+
+def sampled_queries(wh: Warehouse, benchmark: str, lang: str, models: Sequence[str], config: ArenaConfig) -> list[str]:
+    """The language's sampled instance ids: among those every model answered, a seeded sample, sorted."""
+    answered = [row[0] for row in wh.query(
+        "SELECT instance_id FROM responses WHERE benchmark = ? AND lang = ? AND status = 'ok'"
+        " AND list_contains(?, model) GROUP BY instance_id HAVING count(DISTINCT model) = ? ORDER BY instance_id",
+        [benchmark, lang, list(models), len(set(models))])]
+    seed = int.from_bytes(hashlib.sha256(f"{config.seed}:{benchmark}:{lang}".encode()).digest()[:8], "big")
+    return sorted(random.Random(seed).sample(answered, min(config.queries_per_lang, len(answered))))
+
+
+def judged_pairs(models: Sequence[str], judge: str, config: ArenaConfig) -> list[tuple[str, str]]:
+    """Every ordered pair (shown first, shown second) of distinct systems, without the judge's own unless allowed."""
+    systems = sorted(set(models))
+    return [(a, b) for x, y in itertools.combinations(systems, 2) for a, b in ((x, y), (y, x))
+            if config.judge_own_system or judge not in (a, b)]
+
+
+def judge_battles(wh: Warehouse, client: LLMClient, benchmark: str, lang: str, models: Sequence[str], judge: str,
+                  config: ArenaConfig, fp: str, *, budget: BudgetLedger | None = None) -> StageOutput:
+    """The judge's verdict on every sampled query and ordered pair; replaces the cell's earlier battles."""
+    spec = client.registry.get(judge)
+    queries = sampled_queries(wh, benchmark, lang, models, config)
+    pairs = judged_pairs(models, judge, config)
+    answers = {(r["instance_id"], r["model"]): r["answer"] for r in wh.query_dicts(
+        "SELECT instance_id, model, answer FROM responses WHERE benchmark = ? AND lang = ? AND status = 'ok'",
+        [benchmark, lang])}
+    instances = {r["instance_id"]: r for r in wh.query_dicts(
+        "SELECT instance_id, question, documents FROM instances WHERE benchmark = ? AND lang = ?", [benchmark, lang])}
+    sampling = Sampling(doc_chars=config.doc_chars)
+    battles = [(query, a, b) for query in queries for a, b in pairs]
+    stop = ("\n",) if spec.mode == "completion" else None
+    requests = [prompt_request(spec, TEMPLATE, max_tokens=config.max_tokens, stop=stop,
+                               question=instances[query]["question"],
+                               language=language_name(lang),
+                               documents=shown_documents(json.loads(instances[query]["documents"] or "[]"), sampling),
+                               answer_a=answers[(query, a)], answer_b=answers[(query, b)])
+                for query, a, b in battles]
+    results = client.run_sync(judge, requests, stage=STAGE, budget=budget)
+    primed = spec.mode == "completion"  # the template opened the verdict slot for a base model
+    rows = []
+    for (query, a, b), result in zip(battles, results, strict=True):
+        outcome = item_outcome(result, lambda reply: parse_pairwise_verdict(reply, primed=primed))
+        rows.append([benchmark, query, lang, judge, a, b, outcome.value if outcome.ok else None, outcome.status,
+                     outcome.reason, result.response.text if result.response else None, result.request_hash, fp])
+    with wh.transaction() as cur:
+        cur.execute("DELETE FROM battles WHERE benchmark = ? AND lang = ? AND judge = ?", [benchmark, lang, judge])
+        if rows:
+            cur.executemany("INSERT INTO battles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    counts = {status: sum(row[7] == status for row in rows) for status in sorted({row[7] for row in rows})}
+    skipped = "" if config.judge_own_system or judge not in models else f"; pairs with {judge} itself not judged"
+    return StageOutput(rows=len(rows), message=f"{len(queries)} queries x {len(pairs)} ordered pairs: {counts}{skipped}")

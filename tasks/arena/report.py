@@ -1,0 +1,140 @@
+"""The benchmark report: one self-contained HTML file with the arena's ratings and the evaluation's metrics.
+
+Everything the page needs is inside it — CSS inline, plots as inline SVG
+(matplotlib), no script and nothing fetched — so it opens offline and can be
+mailed or attached to an MLflow run as it is.  Per judge: the ratings over all
+languages with intervals and rank intervals, the judge's consistency and
+position bias, an interval plot, and a language × system heatmap of ratings.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from tasks.version import code_version
+from tasks.warehouse.atomic import atomic_write_text
+from tasks.warehouse.db import Warehouse
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+@dataclass
+class JudgeSection:
+    """What the report shows of one judge's arena."""
+
+    name: str
+    overall: list[dict[str, Any]]
+    by_lang: dict[str, dict[str, float]]
+    consistency: str
+    first_position: str
+    surrogate: dict[str, Any] | None = None  # the surrogate judge's validation, when it was fitted
+    figures: dict[str, str] = field(default_factory=dict)  # file name → SVG text
+
+    @property
+    def interval_svg(self) -> str:
+        return self.figures["intervals.svg"]
+
+    @property
+    def heatmap_svg(self) -> str:
+        return self.figures["heatmap.svg"]
+
+
+def _svg(figure: Any) -> str:
+    """A matplotlib figure as inline SVG text (without the XML prolog, which HTML does not want)."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight")
+    plt.close(figure)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _interval_plot(rows: list[dict[str, Any]]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ordered = rows[::-1]  # best at the top
+    figure, axes = plt.subplots(figsize=(6, 0.4 * len(rows) + 1))
+    centres = [r["rating"] for r in ordered]
+    # a mean of skewed tournaments (a system that never loses) can sit outside its percentile interval: no negative bar
+    axes.errorbar(centres, range(len(ordered)), fmt="o", capsize=3,
+                  xerr=[[max(0.0, r["rating"] - r["ci_low"]) for r in ordered],
+                        [max(0.0, r["ci_high"] - r["rating"]) for r in ordered]])
+    axes.set_yticks(range(len(ordered)), [r["model"] for r in ordered])
+    axes.axvline(0.0, color="#999", linewidth=0.8)
+    axes.set_xlabel("Bradley–Terry rating (logit)")
+    return _svg(figure)
+
+
+def _heatmap(by_lang: dict[str, dict[str, float]], systems: list[str]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    langs = sorted(by_lang)
+    values = [[by_lang[lang].get(system, float("nan")) for system in systems] for lang in langs]
+    figure, axes = plt.subplots(figsize=(1.0 * len(systems) + 2, 0.5 * len(langs) + 1.5))
+    image = axes.imshow(values, cmap="RdBu", vmin=-max(1.0, *(abs(v) for row in values for v in row if v == v)),
+                        vmax=max(1.0, *(abs(v) for row in values for v in row if v == v)), aspect="auto")
+    axes.set_xticks(range(len(systems)), systems, rotation=30, ha="right")
+    axes.set_yticks(range(len(langs)), langs)
+    for y, row in enumerate(values):
+        for x, value in enumerate(row):
+            if value == value:
+                axes.text(x, y, f"{value:+.2f}", ha="center", va="center", fontsize=8)
+    figure.colorbar(image, ax=axes, label="rating")
+    return _svg(figure)
+
+
+def judge_sections(wh: Warehouse, benchmark: str) -> list[JudgeSection]:
+    """One section per judge that rated this benchmark, with its plots."""
+    rows = wh.query_dicts("SELECT * FROM arena_ratings WHERE benchmark = ? ORDER BY judge, lang, rating DESC",
+                          [benchmark])
+    by_judge: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_judge[row["judge"]].append(row)
+    sections = []
+    for judge, ratings in sorted(by_judge.items()):
+        overall = [r for r in ratings if r["lang"] == "all"]
+        by_lang: dict[str, dict[str, float]] = defaultdict(dict)
+        for r in ratings:
+            if r["lang"] != "all":
+                by_lang[r["lang"]][r["model"]] = r["rating"]
+        first = next((r for r in overall if not r["predicted"]), {})
+        report = wh.scalar("SELECT report FROM surrogate_reports WHERE benchmark = ? AND judge = ?", [benchmark, judge])
+        section = JudgeSection(judge, overall, dict(by_lang), _share(first.get("consistency")),
+                               _share(first.get("first_position_rate")), json.loads(report) if report else None)
+        section.figures = {"intervals.svg": _interval_plot(overall) if overall else "",
+                           "heatmap.svg": _heatmap(section.by_lang, [r["model"] for r in overall]) if by_lang else ""}
+        sections.append(section)
+    return sections
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def write_report(wh: Warehouse, benchmark: str, out: Path) -> list[JudgeSection]:
+    """Write the report of ``benchmark`` to ``out`` (atomically); returns the judges' sections with their plots."""
+    sections = judge_sections(wh, benchmark)
+    metrics = wh.query_dicts("SELECT * FROM leaderboard WHERE benchmark = ? AND lang = 'all' AND subset = 'all'"
+                             " ORDER BY setting, metric, model", [benchmark])
+    environment = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
+    html = environment.get_template("report.html.j2").render(
+        benchmark=benchmark, judges=sections, metrics=metrics, version=code_version(),
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, html)
+    return sections

@@ -1,0 +1,200 @@
+"""The surrogate judge: predict the judge's leaderboard from cheap features, and say how well that works.
+
+MIRAGE-BENCH learns a regressor from per-system mean features to the
+Bradley–Terry logits, so new systems can be placed without paying the judge.
+Here:
+
+- **Per-tournament random forests.** For each bootstrap tournament of the
+  ratings (the same resampled queries), the systems' features are averaged
+  over that tournament's queries and a ``RandomForestRegressor`` is fitted to
+  that tournament's logits.  A system with features but no battles gets the
+  mean of the forests' predictions as its *predicted* rating, with their
+  2.5/97.5 percentiles as its interval.
+- **Validation that never splits a system.** Leave-systems-out: each system's
+  rating is predicted by a forest fitted on the others (features and ratings
+  over all queries); R² and Kendall τ against the judge's ratings.
+  Leave-languages-out: (system, language) rows, each language predicted from
+  the others.  Fold assignment is by group (scikit-learn ``LeaveOneGroupOut``),
+  so no system (or language) is on both sides of a fold.
+- **A pairwise learning-to-rank variant** trained on individual battles:
+  feature differences (A − B, on the battle's query) → A wins, a logistic
+  regression; validated leave-systems-out on the battles that involve the
+  held-out system, reporting the accuracy and the τ of the implied system
+  scores.
+- **Importances and ablations.** The forest's impurity importances, and the
+  leave-systems-out R² with each feature group removed (language, citation,
+  overlap, extras) or with one group alone.
+
+Missing feature values (a failed response, an unsupported language) are
+averaged over what exists; a feature missing for a whole system becomes the
+column's mean, so a system is never dropped for one gap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import kendalltau
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import r2_score
+from sklearn.model_selection import LeaveOneGroupOut
+
+from tasks.arena.bradley_terry import Battle, Tournaments
+
+GROUPS = {
+    "language": ("target_language", "english_language"),
+    "citation": ("citation_map_at_10", "citation_recall_at_10"),
+    "overlap": ("answer_bleu", "answer_rouge_l"),
+    "extras": ("extra_answer_chars", "extra_code_switching", "extra_refusal"),
+}
+TREES = 100
+
+
+@dataclass(frozen=True)
+class FeatureCube:
+    """``values[q, s, f]``: feature ``f`` of system ``s``'s response to query ``q`` (NaN where there is none)."""
+
+    queries: tuple[tuple[str, str], ...]  # (lang, instance id)
+    systems: tuple[str, ...]
+    features: tuple[str, ...]
+    values: np.ndarray
+
+    def means(self, weights: np.ndarray | None = None, columns: Sequence[int] | None = None) -> np.ndarray:
+        """Systems × features: each system's features averaged over the queries (weighted), gaps filled."""
+        cube = self.values if columns is None else self.values[:, :, list(columns)]
+        present = ~np.isnan(cube)
+        w = np.ones(len(self.queries)) if weights is None else weights
+        totals = np.einsum("q,qsf->sf", w, np.where(present, cube, 0.0))
+        counts = np.einsum("q,qsf->sf", w, present.astype(float))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = totals / counts
+        column_means = np.nanmean(np.where(np.isnan(means), np.nan, means), axis=0)
+        return np.where(np.isnan(means), np.nan_to_num(column_means), means)
+
+
+def feature_cube(rows: Sequence[tuple[str, str, str, str, float | None]]) -> FeatureCube:
+    """From (lang, instance id, system, feature, value) rows."""
+    queries = tuple(sorted({(lang, query) for lang, query, *_ in rows}))
+    systems = tuple(sorted({row[2] for row in rows}))
+    features = tuple(sorted({row[3] for row in rows}))
+    index_q = {q: n for n, q in enumerate(queries)}
+    index_s = {s: n for n, s in enumerate(systems)}
+    index_f = {f: n for n, f in enumerate(features)}
+    values = np.full((len(queries), len(systems), len(features)), np.nan)
+    for lang, query, system, feature, value in rows:
+        if value is not None:
+            values[index_q[(lang, query)], index_s[system], index_f[feature]] = value
+    return FeatureCube(queries, systems, features, values)
+
+
+def _forest(seed: int) -> RandomForestRegressor:
+    return RandomForestRegressor(n_estimators=TREES, random_state=seed, min_samples_leaf=1)
+
+
+def _tau(predicted: Sequence[float], actual: Sequence[float]) -> float | None:
+    if len(actual) < 2:
+        return None
+    value = kendalltau(predicted, actual).statistic
+    return None if np.isnan(value) else float(value)
+
+
+def leave_groups_out(features: np.ndarray, targets: np.ndarray, groups: Sequence[str], seed: int) -> dict[str, Any]:
+    """R² and Kendall τ of out-of-group predictions (each group predicted by a forest that never saw it)."""
+    predicted = np.zeros(len(targets))
+    for train, test in LeaveOneGroupOut().split(features, targets, groups):
+        predicted[test] = _forest(seed).fit(features[train], targets[train]).predict(features[test])
+    return {"r2": float(r2_score(targets, predicted)), "kendall_tau": _tau(predicted, targets),
+            "predicted": predicted.tolist()}
+
+
+def surrogate(cube: FeatureCube, fitted: Tournaments, battles: Sequence[Battle], *, seed: int = 0) -> dict[str, Any]:
+    """Everything the module notes describe, as one JSON-ready dict."""
+    judged = [s for s in fitted.models if s in cube.systems]
+    rows = [cube.systems.index(s) for s in judged]
+    columns = [fitted.models.index(s) for s in judged]
+    query_of = {q: n for n, q in enumerate(cube.queries)}
+    # the tournaments' query weights, on the cube's queries (queries without features weigh nothing)
+    weights = np.zeros((len(fitted.draws), len(cube.queries)))
+    for n, query in enumerate(fitted.queries):
+        if query in query_of:
+            weights[:, query_of[query]] = fitted.draws[:, n]
+    forests = [_forest(seed + t).fit(cube.means(weights[t])[rows], fitted.logits[t, columns])
+               for t in range(len(fitted.draws))]
+    unjudged = [s for s in cube.systems if s not in fitted.models]
+    predictions = np.array([forest.predict(cube.means(weights[t])) for t, forest in enumerate(forests)])
+    predicted = {system: {"rating": float(predictions[:, n].mean()),
+                          "ci_low": float(np.percentile(predictions[:, n], 2.5)),
+                          "ci_high": float(np.percentile(predictions[:, n], 97.5)), "predicted": True}
+                 for n, system in enumerate(cube.systems) if system in unjudged}
+    overall = cube.means()[rows]
+    ratings = fitted.logits[:, columns].mean(axis=0)
+    loso = leave_groups_out(overall, ratings, judged, seed)
+    ablations = {}
+    for group, names in GROUPS.items():
+        kept = [n for n, f in enumerate(cube.features) if f not in names]
+        alone = [n for n, f in enumerate(cube.features) if f in names]
+        if kept:
+            ablations[f"without_{group}"] = leave_groups_out(cube.means(columns=kept)[rows], ratings, judged, seed)["r2"]
+        if alone:
+            ablations[f"only_{group}"] = leave_groups_out(cube.means(columns=alone)[rows], ratings, judged, seed)["r2"]
+    importances = _forest(seed).fit(overall, ratings).feature_importances_
+    return {
+        "systems": judged, "features": list(cube.features),
+        "leave_systems_out": loso,
+        "leave_languages_out": _leave_languages_out(cube, fitted, judged, seed),
+        "pairwise": _pairwise(cube, battles, judged, ratings),
+        "importances": dict(zip(cube.features, importances.tolist(), strict=True)),
+        "ablations": ablations, "predicted": predicted,
+    }
+
+
+def _leave_languages_out(cube: FeatureCube, fitted: Tournaments, judged: list[str], seed: int) -> dict[str, Any] | None:
+    """(system, language) rows: features averaged within the language, the system's overall rating as target."""
+    langs = sorted({lang for lang, _ in cube.queries})
+    if len(langs) < 2:
+        return None
+    ratings = dict(zip(fitted.models, fitted.logits.mean(axis=0), strict=True))
+    features, targets, groups = [], [], []
+    for lang in langs:
+        in_lang = np.array([q[0] == lang for q in cube.queries], dtype=float)
+        means = cube.means(in_lang)
+        for system in judged:
+            features.append(means[cube.systems.index(system)])
+            targets.append(ratings[system])
+            groups.append(lang)
+    result = leave_groups_out(np.array(features), np.array(targets), groups, seed)
+    return {"r2": result["r2"], "kendall_tau": result["kendall_tau"]}
+
+
+def _pairwise(cube: FeatureCube, battles: Sequence[Battle], judged: list[str], ratings: np.ndarray) -> dict[str, Any]:
+    """Battles as feature differences → win; leave-systems-out accuracy and the τ of the implied scores."""
+    query_of = {q: n for n, q in enumerate(cube.queries)}
+    filled = np.nan_to_num(cube.values)
+    rows, wins, pairs = [], [], []
+    for battle in battles:
+        q = query_of.get((battle.lang, battle.query_id))
+        if battle.winner == "tie" or q is None or battle.model_a not in judged or battle.model_b not in judged:
+            continue
+        a, b = cube.systems.index(battle.model_a), cube.systems.index(battle.model_b)
+        rows.append(filled[q, a] - filled[q, b])
+        wins.append(battle.winner == "a")
+        pairs.append((battle.model_a, battle.model_b))
+    if len(set(wins)) < 2:
+        return {"battles": len(rows), "accuracy": None, "kendall_tau": None}
+    features, outcome = np.array(rows), np.array(wins)
+    correct = tested = 0
+    scores = np.zeros(len(judged))
+    for n, held_out in enumerate(judged):
+        test = np.array([held_out in pair for pair in pairs])
+        if test.all() or not test.any() or len(set(outcome[~test])) < 2:
+            continue
+        model = LogisticRegression(max_iter=1000).fit(features[~test], outcome[~test])
+        correct += int((model.predict(features[test]) == outcome[test]).sum())
+        tested += int(test.sum())
+        scores[n] = float(cube.means()[cube.systems.index(held_out)] @ model.coef_[0])
+    return {"battles": len(rows), "accuracy": correct / tested if tested else None,
+            "kendall_tau": _tau(scores, ratings)}

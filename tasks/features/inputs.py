@@ -1,0 +1,65 @@
+"""What a feature reads about one response: its texts, its citations, the judged passages and a reference answer.
+
+One query over ``responses`` and ``instances`` gives every feature the same
+view.  The reference an overlap feature compares with is the instance's gold
+answer when the benchmark has one; otherwise the answer of a *reference
+system* named in the configuration — and then that system's own responses
+get no overlap score (status ``excluded``): a contestant is never scored
+against itself.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from tasks.inference.prompting import document_id
+from tasks.inference.reading import strip_citations
+from tasks.warehouse.db import Warehouse
+
+
+@dataclass(frozen=True)
+class FeatureInput:
+    """One response as features see it (citations stripped from ``answer_text``)."""
+
+    instance_id: str
+    model: str
+    lang: str
+    question: str
+    status: str  # the response's status: features of a failed response are not computed
+    answer: str
+    answer_text: str
+    raw_text: str
+    citations: tuple[str, ...]
+    relevant: frozenset[str]  # ids of the judged relevant passages shown
+    passages: dict[str, str]  # every shown passage's text by id
+    reference: str | None  # the reference answer, None when there is none
+    reference_is_own: bool  # the reference is this response's own system's answer
+    language_status: str | None
+    target_prob: float | None
+    english_prob: float | None
+    switched_share: float | None
+
+
+def feature_inputs(wh: Warehouse, benchmark: str, reference_model: str | None = None) -> list[FeatureInput]:
+    """Every response of ``benchmark``, in a stable order."""
+    rows = wh.query_dicts(
+        "SELECT r.instance_id, r.model, r.lang, r.status, r.answer, r.raw_text, r.citations, r.language_status,"
+        " r.target_prob, r.english_prob, r.switched_share, i.question, i.answer AS gold, i.documents,"
+        " ref.answer AS reference"
+        " FROM responses r JOIN instances i USING (benchmark, instance_id)"
+        " LEFT JOIN responses ref ON ref.benchmark = r.benchmark AND ref.instance_id = r.instance_id"
+        "   AND ref.model = ? AND ref.status = 'ok'"
+        " WHERE r.benchmark = ? ORDER BY r.instance_id, r.model", [reference_model, benchmark])
+    inputs = []
+    for row in rows:
+        documents = json.loads(row["documents"] or "[]")
+        relevant = frozenset(document_id(d) for d in documents if d.get("role") == "support")
+        reference = row["gold"] or strip_citations(row["reference"] or "")  # a system's answer, citations removed
+        inputs.append(FeatureInput(
+            row["instance_id"], row["model"], row["lang"], row["question"], row["status"], row["answer"] or "",
+            strip_citations(row["answer"] or ""), row["raw_text"] or "", tuple(row["citations"] or ()), relevant,
+            {document_id(d): d.get("text") or "" for d in documents},
+            reference or None, not row["gold"] and row["model"] == reference_model, row["language_status"],
+            row["target_prob"], row["english_prob"], row["switched_share"]))
+    return inputs

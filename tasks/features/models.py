@@ -1,0 +1,114 @@
+"""The features that need a model: how well cited passages support the reasoning, and how relevant they are.
+
+- ``support_entailment`` / ``support_neutral``: every sentence of the
+  ``##Reason:`` section that cites passages is checked against each passage
+  it cites with a multilingual NLI cross-encoder (premise: the passage;
+  hypothesis: the sentence, citations removed); the feature is the mean
+  probability of entailment (of neutral) over those (sentence, passage)
+  pairs.  The label of each output is read from the model's own
+  ``id2label``, never assumed from its position.
+- ``reranker_score``: the mean cross-encoder relevance of (question, cited
+  passage) over the passages the response cites.
+
+A response that cites nothing (or only ids that were not shown) has no value
+(``not_applicable``).  Model names are configuration (:class:`FeatureModels`);
+models are loaded lazily, once per process, and batched per feature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from tasks.features.deterministic import NO_RESPONSE, Value
+from tasks.features.inputs import FeatureInput
+from tasks.inference.reading import citations, reason_section, strip_citations
+from tasks.text.sentences import split_sentences
+from tasks.text.languages import all_rules
+
+NOT_CITED = Value(None, "not_applicable", "no cited passage that was shown")
+
+
+class FeatureModels(BaseModel):
+    """Which models the model-based features use (hub names or local sentence-transformers directories)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    nli: str = Field("MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7",
+                     description="A multilingual NLI cross-encoder (labels entailment / neutral / contradiction).")
+    reranker: str = Field("BAAI/bge-reranker-v2-m3", description="A multilingual relevance cross-encoder.")
+
+
+@cache
+def _cross_encoder(name: str) -> Any:
+    from sentence_transformers import CrossEncoder
+
+    return CrossEncoder(name, device="cpu")
+
+
+def _cited(item: FeatureInput, ids: Sequence[str]) -> list[str]:
+    return [item.passages[i] for i in dict.fromkeys(ids) if i in item.passages]
+
+
+def reranker_score(inputs: Sequence[FeatureInput], models: FeatureModels) -> list[Value]:
+    """Mean relevance of (question, cited passage), one batched prediction for every pair of every response."""
+    pairs: list[tuple[str, str]] = []
+    spans: list[tuple[int, int] | None] = []
+    for item in inputs:
+        passages = _cited(item, item.citations) if item.status == "ok" else []
+        spans.append((len(pairs), len(pairs) + len(passages)) if passages else None)
+        pairs += [(item.question, passage) for passage in passages]
+    scores = _cross_encoder(models.reranker).predict(pairs, show_progress_bar=False) if pairs else np.zeros(0)
+    return [NO_RESPONSE if item.status != "ok" else NOT_CITED if span is None
+            else Value(float(np.mean(scores[span[0]:span[1]]))) for item, span in zip(inputs, spans, strict=True)]
+
+
+def _label_columns(model: Any) -> tuple[int, int]:
+    """The output positions of entailment and neutral, from the model's id2label."""
+    labels = {str(label).lower(): int(index) for index, label in model.config.id2label.items()}
+    try:
+        return labels["entailment"], labels["neutral"]
+    except KeyError:
+        raise ValueError(f"the NLI model's labels are {sorted(labels)}; entailment and neutral are needed") from None
+
+
+def _reason_pairs(item: FeatureInput) -> list[tuple[str, str]]:
+    """(premise: cited passage, hypothesis: reasoning sentence) for every citing sentence of the reasoning."""
+    reason = reason_section(item.raw_text) or ""
+    lang = item.lang if item.lang in all_rules() else "en"
+    return [(passage, strip_citations(sentence)) for sentence in split_sentences(reason, lang)
+            for passage in _cited(item, citations(sentence))]
+
+
+def support(inputs: Sequence[FeatureInput], models: FeatureModels) -> tuple[list[Value], list[Value]]:
+    """(entailment, neutral) of each response, from one batched NLI prediction."""
+    model = _cross_encoder(models.nli)
+    pairs: list[tuple[str, str]] = []
+    spans: list[tuple[int, int] | None] = []
+    for item in inputs:
+        found = _reason_pairs(item) if item.status == "ok" else []
+        spans.append((len(pairs), len(pairs) + len(found)) if found else None)
+        pairs += found
+    probabilities = model.predict(pairs, apply_softmax=True, show_progress_bar=False) if pairs else np.zeros((0, 3))
+    entail, neutral = _label_columns(model.model)
+    out: tuple[list[Value], list[Value]] = ([], [])
+    for item, span in zip(inputs, spans, strict=True):
+        for values, column in zip(out, (entail, neutral), strict=True):
+            if item.status != "ok":
+                values.append(NO_RESPONSE)
+            elif span is None:
+                values.append(Value(None, "not_applicable", "no reasoning sentence cites a shown passage"))
+            else:
+                values.append(Value(float(np.mean(probabilities[span[0]:span[1], column]))))
+    return out
+
+
+MODEL_FEATURES = {
+    "support_entailment": lambda inputs, models: support(inputs, models)[0],
+    "support_neutral": lambda inputs, models: support(inputs, models)[1],
+    "reranker_score": reranker_score,
+}

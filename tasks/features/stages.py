@@ -1,0 +1,102 @@
+"""The features stage: one cell per (benchmark, feature), so adding or changing a feature computes only it.
+
+A cell reads every response of the benchmark (ids, statuses, answers,
+citations, language columns) and the instances' judged passages and
+reference answers; all of that, the feature's version, the reference system
+and — for a model feature — its model are its fingerprint.  Deterministic
+features run on the Dask cluster (``tasks.compute``) in chunks, each chunk a
+batch that shares its scorers; model features run in-process, where their
+model is loaded once, batched over every response; LLM-graded features are
+paid cells (cache, budget, retries of what failed).  The rows are written in
+one transaction per cell.  Without names, the deterministic features are
+computed; model and graded features are asked for by name (their models are
+large and usually downloaded from a hub, and grades cost calls).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prefect.states import State
+
+from tasks.compute import map_parallel
+from tasks.errors import ConfigError
+from tasks.features.deterministic import DETERMINISTIC, Value
+from tasks.features.grades import TEMPLATES, graded
+from tasks.features.inputs import FeatureInput, feature_inputs
+from tasks.features.models import MODEL_FEATURES, FeatureModels
+from tasks.inference.stages import model_identity
+from tasks.llm import Budget, BudgetLedger, LLMClient, template_hash
+from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
+from tasks.paid_stage import run_paid, unfinished
+from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, run_stage
+from tasks.warehouse.db import Warehouse
+
+FEATURES = Stage("features", 1, upstream=("inference",))
+#: bump a feature's number when what it computes changes: its cells, and only they, recompute
+VERSIONS = {name: 1 for name in (*DETERMINISTIC, *MODEL_FEATURES, *TEMPLATES)}
+CHUNK = 2000
+
+
+def feature_names(wanted: Sequence[str] | None) -> list[str]:
+    """The features to compute: ``wanted`` (each must exist) or the deterministic ones."""
+    unknown = sorted(set(wanted or ()) - set(VERSIONS))
+    if unknown:
+        raise ConfigError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(VERSIONS)}")
+    return list(wanted) if wanted else list(DETERMINISTIC)
+
+
+def _compute_chunk(chunk: list[FeatureInput], name: str) -> list[Value]:
+    return DETERMINISTIC[name](chunk)
+
+
+def compute_feature(wh: Warehouse, benchmark: str, name: str, reference_model: str | None, models: FeatureModels,
+                    fp: str, *, client: LLMClient | None = None, grader: str | None = None,
+                    budget: BudgetLedger | None = None) -> StageOutput:
+    """One feature of every response of ``benchmark``; replaces the feature's earlier rows."""
+    inputs = feature_inputs(wh, benchmark, reference_model)
+    if name in TEMPLATES:
+        assert client is not None and grader is not None  # features_stage passes both for a graded feature
+        values = graded(name, inputs, client, grader, budget)
+    elif name in MODEL_FEATURES:
+        values = MODEL_FEATURES[name](inputs, models)
+    else:
+        chunks = [inputs[start:start + CHUNK] for start in range(0, len(inputs), CHUNK)]
+        values = [value for chunk in map_parallel(_compute_chunk, chunks, name=name) for value in chunk]
+    rows = [[benchmark, item.instance_id, item.model, name, value.value, value.status, value.reason, fp]
+            for item, value in zip(inputs, values, strict=True)]
+    with wh.transaction() as cur:
+        cur.execute("DELETE FROM features WHERE benchmark = ? AND feature = ?", [benchmark, name])
+        if rows:
+            cur.executemany("INSERT INTO features VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    counts = {status: sum(row[5] == status for row in rows) for status in sorted({row[5] for row in rows})}
+    return StageOutput(rows=len(rows), message=f"{name}: {counts}")
+
+
+@stage_task("features")
+def features_stage(home: str, cell: str, benchmark: str, name: str, reference_model: str | None,
+                   models: FeatureModels, grader: str | None, budget: Budget, force: frozenset[str],
+                   run_id: str) -> StageRef | State[StageRef]:
+    """One feature cell (see the module notes); an LLM-graded feature is a paid cell that retries what failed."""
+    wh = shared_warehouse(home)
+    if name in TEMPLATES and grader is None:
+        raise ConfigError(f"{name} is graded by an LLM: name the grader (--grader, a registry name)")
+    model = {"support_entailment": models.nli, "support_neutral": models.nli, "reranker_score": models.reranker}
+    used = (model_identity(home, grader) | {"template": template_hash(TEMPLATES[name])} if name in TEMPLATES
+            else model.get(name))
+    read = ReadFields(values={
+        "feature": name, "version": VERSIONS[name], "reference_model": reference_model, "model": used,
+        "responses": rows_digest(wh, "SELECT instance_id, model, status, answer, raw_text, citations, language_status,"
+                                     " target_prob, english_prob, switched_share FROM responses WHERE benchmark = ?"
+                                     " ORDER BY ALL", [benchmark]),
+        "instances": rows_digest(wh, "SELECT instance_id, question, answer, documents FROM instances WHERE benchmark = ?"
+                                     " ORDER BY ALL", [benchmark])})
+    if name in TEMPLATES:
+        return run_paid(home, FEATURES, cell, read, {},
+                        lambda client, ledger, fp: compute_feature(wh, benchmark, name, reference_model, models, fp,
+                                                                   client=client, grader=grader, budget=ledger),
+                        retry=unfinished(wh, "features", "benchmark = ? AND feature = ?", [benchmark, name]),
+                        force=force, budget=budget, run_id=run_id)
+    return as_task_result(run_stage(wh, FEATURES, cell, read, {},
+                                    lambda fp: compute_feature(wh, benchmark, name, reference_model, models, fp),
+                                    force=forced(FEATURES.name, force), run_id=run_id))

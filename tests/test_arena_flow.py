@@ -1,0 +1,137 @@
+"""The arena end to end: battles in both orders on sampled queries, ratings, judge consistency, budget resume."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from flows.arena import ArenaParams, arena_flow
+from tasks.arena.battles import ArenaConfig, judged_pairs
+from tasks.llm import Budget
+from tasks.warehouse.db import Warehouse
+from tests.fake_llm_server import FakeLLMServer, prompt_of
+
+pytestmark = pytest.mark.usefixtures("prefect_api")
+
+ANSWERS = {"s1": "The Velna [d1].", "s2": "The Orvik [d1].", "s3": "I don't know."}
+UNJUDGED = {"s4": "The Velna, of course [d1]."}  # answered, but not entered in the arena: its rating is predicted
+QUALITY = {"Velna": 2, "Orvik": 1, "know": 0}
+
+
+def _judge(prompt: str) -> str:
+    """Prefers the right river, then any river, then a refusal — whichever position it is shown in."""
+    first = re.search(r"\[Answer A\]\n(.*)\n", prompt).group(1)
+    second = re.search(r"\[Answer B\]\n(.*)\n", prompt).group(1)
+    score = [next(v for k, v in QUALITY.items() if k in answer) for answer in (first, second)]
+    verdict = "C" if score[0] == score[1] else "A" if score[0] > score[1] else "B"
+    return f"Answer {verdict} is better supported.\nVerdict: [[{verdict}]]"
+
+
+@pytest.fixture
+def arena_home(home: Path, server: FakeLLMServer) -> Path:
+    home.mkdir(parents=True)
+    (home / "models.yaml").write_text(yaml.safe_dump({"models": [
+        {"name": "judge", "backend": "openai", "model": "judge-model", "base_url": server.base_url, "mode": "chat",
+         "max_concurrency": 4, "timeout": 20}]}))
+    documents = json.dumps([{"doc_id": "d1", "title": "Velna", "text": "The Velna is the river.", "role": "support"}])
+    with Warehouse(home) as wh, wh.transaction() as cur:
+        cur.execute("INSERT INTO qa_benchmarks VALUES ('m', 'mirage', ['en', 'de'], 'g', '{}', now())")
+        for lang in ("en", "de"):
+            for n in range(5):
+                instance = f"{n}|rag|{lang}"
+                cur.execute("INSERT INTO instances VALUES ('m', ?, ?, 'mirage', 'rag', ?, ?, '', ?, NULL, NULL, ?, 0,"
+                            " 'fp', NULL)", [instance, f"{lang}:{n}", lang, f"Which river, {n}?", lang, documents])
+                for model, answer in (ANSWERS | UNJUDGED).items():
+                    cur.execute("INSERT INTO responses VALUES ('m', ?, ?, 'rag', ?, 'ok', NULL, ?, ?, ['d1'], 1, 1,"
+                                " 0.1, NULL, 'answer_mirage', 'fp', NULL, NULL, NULL, NULL, NULL)",
+                                [instance, model, lang, answer, answer])
+    server.answer("[Answer A]", _judge)
+    return home
+
+
+def _ratings(home: Path, lang: str = "all") -> dict[str, dict]:
+    with Warehouse(home) as wh:
+        return {r["model"]: r for r in wh.query_dicts("SELECT * FROM arena_ratings WHERE lang = ?", [lang])}
+
+
+def test_every_pair_is_judged_in_both_orders_and_rated(arena_home: Path, server: FakeLLMServer) -> None:
+    params = ArenaParams(benchmark="m", models=["s1", "s2", "s3"], judge="judge",
+                         arena=ArenaConfig(queries_per_lang=3), bootstrap=50, home=str(arena_home))
+    arena_flow(params)
+    # 2 languages x 3 sampled queries x 3 pairs x 2 orders
+    assert len(server.calls) == 36
+    with Warehouse(arena_home) as wh:
+        orders = wh.query("SELECT model_a, model_b, count(*) FROM battles GROUP BY ALL ORDER BY ALL")
+        statuses = wh.query("SELECT DISTINCT status FROM battles")
+    assert [(a, b) for a, b, _ in orders] == [(a, b) for a in ANSWERS for b in ANSWERS if a != b]
+    assert {count for *_, count in orders} == {6} and statuses == [("ok",)]
+    rated = _ratings(arena_home)
+    assert rated["s1"]["rating"] > rated["s2"]["rating"] > rated["s3"]["rating"]
+    assert sum(r["rating"] for r in rated.values() if not r["predicted"]) == pytest.approx(0.0, abs=1e-9)
+    assert (rated["s1"]["rank_low"], rated["s1"]["rank_high"]) == (1, 1)
+    # the judge follows quality, not position: both orders agree, and A wins exactly half the decisive verdicts
+    assert rated["s1"]["consistency"] == 1.0 and rated["s1"]["first_position_rate"] == 0.5
+    assert set(_ratings(arena_home, "de")) == {"s1", "s2", "s3"}
+    # the surrogate judge placed s4 from its features alone, marked as predicted
+    assert rated["s4"]["predicted"] and not rated["s1"]["predicted"] and rated["s4"]["n_battles"] == 0
+    with Warehouse(arena_home) as wh:
+        report = json.loads(wh.scalar("SELECT report FROM surrogate_reports WHERE benchmark = 'm'"))
+    assert set(report["systems"]) == {"s1", "s2", "s3"} and "citation_map_at_10" in report["importances"]
+    # a rerun with nothing changed asks nothing
+    again = arena_flow(params)
+    assert {r["status"] for r in again} == {"cached"} and len(server.calls) == 36
+
+
+def test_a_budget_stopped_arena_resumes_without_asking_twice(arena_home: Path, server: FakeLLMServer) -> None:
+    params = ArenaParams(benchmark="m", models=["s1", "s2"], judge="judge", langs=["en"],
+                         arena=ArenaConfig(queries_per_lang=4), bootstrap=20, budget=Budget(max_calls=5),
+                         home=str(arena_home))
+    arena_flow(params)
+    with Warehouse(arena_home) as wh:
+        assert sorted(s for (s,) in wh.query("SELECT status FROM battles")) == ["ok"] * 5 + ["skipped_budget"] * 3
+    arena_flow(params.model_copy(update={"budget": Budget()}))
+    prompts = [prompt_of(call.body) for call in server.calls]
+    assert len(prompts) == len(set(prompts)) == 8  # 4 queries x 2 orders, each asked once
+
+
+def test_a_judge_does_not_rate_its_own_system_unless_told() -> None:
+    assert judged_pairs(["s1", "s2", "judge"], "judge", ArenaConfig()) == [("s1", "s2"), ("s2", "s1")]
+    assert len(judged_pairs(["s1", "s2", "judge"], "judge", ArenaConfig(judge_own_system=True))) == 6
+
+
+def test_the_report_is_one_self_contained_file_that_a_browser_renders(arena_home: Path, tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    import mlflow
+
+    from flows.report import ReportParams, report_flow
+    from tasks.tracking import tracking_uri
+
+    arena_flow(ArenaParams(benchmark="m", models=["s1", "s2", "s3"], judge="judge",
+                           arena=ArenaConfig(queries_per_lang=3), bootstrap=50, home=str(arena_home)))
+    out = tmp_path / "report.html"
+    report_flow(ReportParams(benchmark="m", out=str(out), home=str(arena_home)))
+    html = out.read_text(encoding="utf-8")
+    # nothing to run or fetch: no script, no stylesheet link, no src/href to another resource (xmlns are names)
+    assert "<script" not in html and "<link" not in html
+    assert re.findall(r'(?:src|href)="(?!#|data:)([^"]+)"', html) == []  # in-page anchors and data: URIs only
+    with Warehouse(arena_home) as wh:
+        mlflow_run_id = wh.scalar("SELECT mlflow_run_id FROM runs WHERE flow = 'report'")
+    mlflow.set_tracking_uri(tracking_uri(arena_home))
+    logged = {a.path for a in mlflow.artifacts.list_artifacts(run_id=mlflow_run_id)}
+    assert {"report.html", "plots"} <= logged
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no chromium on this machine (Debian: apt-get install chromium): the rendered DOM is not checked")
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", out.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    # the browser parsed the ratings table in rating order, and both plots as SVG elements
+    order = [system for system in re.findall(r'<tr data-system="(s\d)"', dom) if system != "s4"]
+    assert order == ["s1", "s2", "s3"]
+    assert dom.count("<svg") >= 2 and "Judge consistency across both orders: 1.00" in dom
+    assert "s4 <em>(predicted from features)</em>" in dom and "Surrogate judge" in dom

@@ -1,0 +1,103 @@
+"""Heuristic features against hand-computed values, and one stage cell per feature."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flows.features import FeaturesParams, features_flow
+from tasks.features.deterministic import DETERMINISTIC
+from tasks.features.inputs import feature_inputs
+from tasks.inference.language import response_language
+from tasks.inference.reading import citations
+from tasks.warehouse.db import Warehouse
+
+DOCS = [{"doc_id": d, "title": "", "text": "", "role": role}
+        for d, role in (("d1", "support"), ("d2", "support"), ("d3", "support"), ("x", "distractor"))]
+
+
+def _instance(cur, instance_id: str, lang: str, answer: str, documents: list[dict]) -> None:
+    cur.execute("INSERT INTO instances VALUES ('b', ?, ?, 'mirage', 'rag', ?, 'q?', ?, ?, NULL, NULL, ?, 0, 'fp',"
+                " NULL)", [instance_id, instance_id, lang, answer, lang, json.dumps(documents)])
+
+
+def _response(cur, instance_id: str, model: str, lang: str, answer: str, status: str = "ok") -> None:
+    language = response_language(answer, lang)
+    cur.execute("INSERT INTO responses VALUES ('b', ?, ?, 'rag', ?, ?, NULL, ?, ?, ?, 1, 1, 0.1, NULL, 'answer_mirage',"
+                " 'fp', ?, ?, ?, ?, ?)",
+                [instance_id, model, lang, status, answer, answer if status == "ok" else None, citations(answer),
+                 language.status, language.detected, language.target_prob, language.english_prob,
+                 language.switched_share])
+
+
+@pytest.fixture
+def wh(tmp_path: Path) -> Warehouse:
+    with Warehouse(tmp_path / "home") as warehouse:
+        with warehouse.transaction() as cur:
+            cur.execute("INSERT INTO qa_benchmarks VALUES ('b', 'mirage', ['en', 'zh', 'km'], 'g', '{}', now())")
+            _instance(cur, "i1", "en", "", DOCS)
+            _instance(cur, "i2", "zh", "长江是中国最长的河流", DOCS)
+            _instance(cur, "i3", "km", "", [])
+            # i1: no gold answer, so the reference is system "ref"'s answer
+            _response(cur, "i1", "sys", "en", "The river rises in the hills north of the old town [x][d2, d2][d1].")
+            _response(cur, "i1", "ref", "en", "The river rises in the hills north of the old town [d1].")
+            _response(cur, "i1", "mute", "en", "I don't know.")
+            _response(cur, "i2", "sys", "zh", "长江是最长的河流")
+            _response(cur, "i2", "ref", "zh", "", status="call_failed")
+            _response(cur, "i3", "sys", "km", "ព្រះរាជាណាចក្រកម្ពុជា")
+        yield warehouse
+
+
+def _values(wh: Warehouse, name: str) -> dict[tuple[str, str], tuple]:
+    inputs = feature_inputs(wh, "b", "ref")
+    return {(i.instance_id, i.model): (v.value, v.status) for i, v in zip(inputs, DETERMINISTIC[name](inputs))}
+
+
+def test_citation_map_and_recall_follow_trec_eval_on_deduplicated_lists(wh: Warehouse) -> None:
+    # "[x][d2, d2][d1]" ranks x, d2, d1 against relevant {d1, d2, d3}: AP@10 = (1/2 + 2/3) / 3, R@10 = 2/3
+    average_precision = _values(wh, "citation_map_at_10")
+    assert average_precision[("i1", "sys")] == (pytest.approx((1 / 2 + 2 / 3) / 3), "ok")
+    assert _values(wh, "citation_recall_at_10")[("i1", "sys")] == (pytest.approx(2 / 3), "ok")
+    assert average_precision[("i1", "ref")] == (pytest.approx(1 / 3), "ok")  # d1 at rank 1 of 3 relevant
+    assert average_precision[("i1", "mute")] == (0.0, "ok")  # no citation scores 0
+    assert average_precision[("i3", "sys")][1] == "not_applicable"  # no relevant passage shown
+    assert average_precision[("i2", "ref")][1] == "no_response"
+
+
+def test_overlap_uses_the_gold_answer_or_a_reference_system_never_scoring_it_against_itself(wh: Warehouse) -> None:
+    bleu, rouge = _values(wh, "answer_bleu"), _values(wh, "answer_rouge_l")
+    assert bleu[("i1", "ref")][1] == rouge[("i1", "ref")][1] == "excluded"
+    # sys says ref's sentence word for word (citations stripped): BLEU 100, ROUGE-L 1
+    assert bleu[("i1", "sys")] == (pytest.approx(100.0), "ok") and rouge[("i1", "sys")] == (pytest.approx(1.0), "ok")
+    assert rouge[("i1", "mute")][0] == 0.0
+
+
+def test_rouge_segments_unspaced_scripts_into_words(wh: Warehouse) -> None:
+    # 长江/是/中国/最长/的/河流 (reference, 6 words) vs 长江/是/最长/的/河流 (5): LCS 5, P 1, R 5/6 → F 10/11;
+    # split on spaces, each sentence would be a single token and score 0
+    assert _values(wh, "answer_rouge_l")[("i2", "sys")] == (pytest.approx(10 / 11), "ok")
+
+
+def test_language_features_and_extras(wh: Warehouse) -> None:
+    target = _values(wh, "target_language")
+    assert target[("i1", "sys")][0] > 0.9 and target[("i2", "sys")][0] > 0.9
+    assert target[("i3", "sys")] == (None, "unsupported")  # Khmer: lingua does not know it
+    assert _values(wh, "extra_refusal")[("i1", "mute")] == (1.0, "ok")
+    assert _values(wh, "extra_answer_chars")[("i2", "sys")] == (8.0, "ok")
+
+
+@pytest.mark.usefixtures("prefect_api")
+def test_each_feature_is_its_own_cell(wh: Warehouse, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BABELBENCH_COMPUTE", "inline")
+    home = str(wh.home)
+    wh.close()
+    first = features_flow(FeaturesParams(benchmark="b", features=["answer_bleu"], reference_model="ref", home=home))
+    assert [(r["cell"], r["status"]) for r in first] == [("b/answer_bleu", "computed")]
+    every = features_flow(FeaturesParams(benchmark="b", reference_model="ref", home=home))
+    statuses = {r["cell"]: r["status"] for r in every}
+    assert statuses.pop("b/answer_bleu") == "cached" and set(statuses.values()) == {"computed"}
+    with Warehouse(Path(home)) as reopened:
+        assert reopened.scalar("SELECT count(DISTINCT feature) FROM features") == len(DETERMINISTIC)
+        assert reopened.scalar("SELECT count(*) FROM features") == 6 * len(DETERMINISTIC)

@@ -1,0 +1,59 @@
+"""The model-based features with tiny local models: NLI labels read by name, means over cited passages only."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tasks.features.inputs import FeatureInput
+from tasks.features.models import FeatureModels, reranker_score, support
+from tests.tiny_models import build_cross_encoder, build_nli_classifier
+
+PASSAGES = {"d1": "The Velna rises in the Kelda hills.", "d2": "Tarsk lies on the Velna.", "d3": "Orvik is a port."}
+TEXTS = list(PASSAGES.values()) + ["Where does the Velna rise?", "It rises in the hills, near Tarsk."]
+
+
+def _item(raw: str, cited: tuple[str, ...], status: str = "ok") -> FeatureInput:
+    return FeatureInput("i", "sys", "en", "Where does the Velna rise?", status, raw, raw, raw, cited,
+                        frozenset({"d1"}), PASSAGES, None, False, "ok", 0.9, 0.1, 0.0)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[FeatureModels, FeatureModels]:
+    """Two NLI models with the same weights, whose first two labels are named the other way round."""
+    root = tmp_path_factory.mktemp("models")
+    first = build_nli_classifier(TEXTS, root / "a")
+    swapped = root / "b" / "nli"
+    shutil.copytree(first, swapped)
+    config = json.loads((swapped / "config.json").read_text())
+    config["id2label"] = {"0": "neutral", "1": "entailment", "2": "contradiction"}
+    config["label2id"] = {"neutral": 0, "entailment": 1, "contradiction": 2}
+    (swapped / "config.json").write_text(json.dumps(config))
+    reranker = str(build_cross_encoder(TEXTS, root / "r"))
+    return FeatureModels(nli=str(first), reranker=reranker), FeatureModels(nli=str(swapped), reranker=reranker)
+
+
+def test_support_reads_entailment_and_neutral_by_label_name(models: tuple[FeatureModels, FeatureModels]) -> None:
+    item = _item("##Reason: The Velna rises in the hills [d1]. Tarsk is on it [d2].\n##Answer: the hills [d1]",
+                 ("d1", "d2"))
+    (entail_a, neutral_a), (entail_b, neutral_b) = (support([item], m) for m in models)
+    assert entail_b[0].value == pytest.approx(neutral_a[0].value)  # same outputs, names swapped
+    assert neutral_b[0].value == pytest.approx(entail_a[0].value)
+    assert 0.0 <= entail_a[0].value <= 1.0 and entail_a[0].value + neutral_a[0].value <= 1.0 + 1e-6
+
+
+def test_support_needs_a_reasoning_sentence_citing_a_shown_passage(models: tuple[FeatureModels, FeatureModels]) -> None:
+    uncited = _item("##Reason: The Velna rises in the hills.\n##Answer: the hills [d1]", ("d1",))
+    unknown = _item("##Reason: The Velna rises in the hills [zz].\n##Answer: the hills", ("zz",))
+    failed = _item("", (), status="call_failed")
+    entail, _ = support([uncited, unknown, failed], models[0])
+    assert [v.status for v in entail] == ["not_applicable", "not_applicable", "no_response"]
+
+
+def test_the_reranker_score_is_the_mean_over_the_cited_passages(models: tuple[FeatureModels, FeatureModels]) -> None:
+    both, first, second = (_item("x", cited) for cited in (("d1", "d2", "d1"), ("d1",), ("d2",)))
+    values = reranker_score([both, first, second, _item("x", ("zz",))], models[0])
+    assert values[0].value == pytest.approx((values[1].value + values[2].value) / 2, abs=1e-5)  # d1 counted once
+    assert values[3].status == "not_applicable"
