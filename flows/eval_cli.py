@@ -69,8 +69,11 @@ def arena(
     queries_per_lang: Annotated[int, typer.Option(help="Queries sampled per language.")] = 100,
     langs: Annotated[Optional[str], typer.Option(help="Languages (default: all with responses).")] = None,
     ties: Annotated[str, typer.Option(help="drop | half.")] = "drop",
+    judge_own_system: Annotated[bool, typer.Option(help="Let the judge rate pairs that include its own answers"
+                                                        " (when it is also one of --models).")] = False,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None,
-    force: Annotated[Optional[list[str]], force_option("arena-judging, arena-ratings")] = None,
+    force: Annotated[Optional[list[str]], force_option("features, arena-judging, arena-ratings, arena-surrogate")]
+    = None,
 ) -> None:
     """Judge every pair of systems on sampled queries in both orders, then rate them (Bradley–Terry)."""
     from flows.arena import ArenaParams, arena_flow
@@ -78,7 +81,7 @@ def arena(
 
     run_flow(arena_flow, lambda: ArenaParams(
         benchmark=benchmark, models=split_list(models), judge=judge, langs=split_list(langs) if langs else None,
-        arena=ArenaConfig(queries_per_lang=queries_per_lang), ties=ties,
+        arena=ArenaConfig(queries_per_lang=queries_per_lang, judge_own_system=judge_own_system), ties=ties,
         budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []))
 
 
