@@ -79,6 +79,26 @@ def test_clir_deployments_are_registered(registered: dict[str, str]) -> None:
     assert [s.active for s in build.schedules] == [False] and evaluate.schedules == []
 
 
+ON_DEMAND = {  # deployment → (entrypoint, its parameter model, fields the form must offer)
+    "qa-build/qa-build": ("flows/qa.py:qa_build_flow", "QaBuildParams", {"recipe", "langs", "generator", "budget"}),
+    "translate/translate": ("flows/qa.py:translate_flow", "TranslateParams", {"benchmark", "to", "translator"}),
+    "instances/instances": ("flows/qa.py:instances_flow", "InstancesParams", {"benchmark", "instances"}),
+    "evaluate/evaluate": ("flows/evaluate.py:evaluate_flow", "EvaluateParams", {"benchmark", "models", "judges",
+                                                                               "budget", "force"}),
+    "features/features": ("flows/features.py:features_flow", "FeaturesParams", {"benchmark", "features", "grader"}),
+    "arena/arena": ("flows/arena.py:arena_flow", "ArenaParams", {"benchmark", "models", "judge", "ties", "budget"}),
+    "report/report": ("flows/report.py:report_flow", "ReportParams", {"benchmark", "out"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ON_DEMAND))
+def test_every_flow_is_deployed_on_demand_with_its_parameter_form(registered: dict[str, str], name: str) -> None:
+    entrypoint, model, fields = ON_DEMAND[name]
+    deployment = _read_deployment(registered, name)
+    assert deployment.entrypoint == entrypoint and deployment.schedules == []
+    assert fields <= set(deployment.parameter_openapi_schema["definitions"][model]["properties"])
+
+
 def test_corpus_deployment_is_registered_with_typed_parameters_and_an_inactive_monthly_schedule(registered: dict[str, str]) -> None:
     deployment = _read_deployment(registered)
     assert deployment.entrypoint == "flows/corpus.py:corpus_flow"
