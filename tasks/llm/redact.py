@@ -9,8 +9,9 @@ when it is made: that is the one place every failure of a model call goes
 through, whichever backend raised it and wherever it is later written.
 
 Two things are masked: the key values this process has read from registry
-entries' ``api_key_env`` variables (:func:`remember_secret`, called by
-:func:`tasks.llm.backends.api_key`, the only reader of keys), and — in case a
+entries' ``api_key_env`` variables or Prefect Secret blocks
+(:func:`remember_secret`, called by :func:`tasks.llm.backends.api_key`, the
+only reader of keys), and — in case a
 key reached the endpoint some other way — common secret shapes:
 ``Bearer …``/``Basic …`` credentials, ``sk-…`` keys and ``api_key=…``-style
 assignments.

@@ -40,6 +40,8 @@ class ModelSpec(BaseModel):
     model: str = Field(min_length=1, description="Provider model id; for llamacpp a GGUF path or " + PACKAGED_GEMMA)
     base_url: str | None = Field(None, description="Endpoint, e.g. http://host:8000/v1; the SDK default when empty.")
     api_key_env: str | None = Field(None, description="Environment variable holding the API key; none for open endpoints.")
+    api_key_secret: str | None = Field(None, description="Name of a Prefect Secret block holding the API key (instead"
+                                       " of api_key_env), read from the Prefect API when the model is first used.")
     mode: Literal["chat", "completion"] = "chat"
     max_concurrency: int = Field(4, ge=1, description="Requests in flight at once.")
     rpm: int | None = Field(None, ge=1, description="Requests per minute allowed; unlimited when empty.")
@@ -50,8 +52,10 @@ class ModelSpec(BaseModel):
 
     @model_validator(mode="after")
     def _fits_backend(self) -> ModelSpec:
-        if self.backend in ("llamacpp", "baseline") and (self.base_url or self.api_key_env):
-            raise ValueError(f"a {self.backend} model runs in-process: drop base_url/api_key_env"
+        if self.api_key_env and self.api_key_secret:
+            raise ValueError("give the API key one way: api_key_env or api_key_secret, not both")
+        if self.backend in ("llamacpp", "baseline") and (self.base_url or self.api_key_env or self.api_key_secret):
+            raise ValueError(f"a {self.backend} model runs in-process: drop base_url/api_key_env/api_key_secret"
                              + (", or use backend openai for a llama.cpp server" if self.backend == "llamacpp" else ""))
         if self.backend == "anthropic" and self.mode != "chat":
             raise ValueError("anthropic models are chat models: set mode: chat")

@@ -58,17 +58,36 @@ def create_backend(spec: ModelSpec) -> Backend:
 
 
 def api_key(spec: ModelSpec) -> str:
-    """The key from the entry's environment variable; a placeholder for open endpoints, which ignore it.
+    """The key from the entry's environment variable or Prefect Secret block; a placeholder for open endpoints,
+    which ignore it.
 
     The value is remembered for redaction, so an endpoint that echoes it back
     in an error cannot get it stored or logged (see :mod:`tasks.llm.redact`).
+    It is never part of a request's cache key, a fingerprint or a parameter.
     """
-    if spec.api_key_env is None:
+    if spec.api_key_secret is not None:
+        value = _secret_block(spec)
+    elif spec.api_key_env is not None:
+        value = os.environ.get(spec.api_key_env, "")
+        if not value:
+            raise ConfigError(f"model {spec.name!r}: the environment variable {spec.api_key_env} (api_key_env) is not set")
+    else:
         return "none"
-    value = os.environ.get(spec.api_key_env)
-    if not value:
-        raise ConfigError(f"model {spec.name!r}: the environment variable {spec.api_key_env} (api_key_env) is not set")
     remember_secret(value)
+    return value
+
+
+def _secret_block(spec: ModelSpec) -> str:
+    """The value of the entry's Prefect Secret block, from the Prefect API the process is connected to."""
+    from prefect.blocks.system import Secret
+
+    try:
+        value = str(Secret.load(spec.api_key_secret).get())
+    except ValueError as exc:  # Prefect: no block document of that name
+        raise ConfigError(f"model {spec.name!r}: no Prefect Secret block {spec.api_key_secret!r} (api_key_secret);"
+                          f" create it in the Prefect UI or with Secret(value=…).save({spec.api_key_secret!r})") from exc
+    if not value:
+        raise ConfigError(f"model {spec.name!r}: the Prefect Secret block {spec.api_key_secret!r} is empty")
     return value
 
 
