@@ -161,8 +161,14 @@ def test_the_readme_registry_example_loads_as_documented(tmp_path: Path) -> None
     path = tmp_path / "models.yaml"
     path.write_text(block)
     registry = load_registry(path)
-    assert registry.names == ["qwen", "gpt-4o-mini"]
-    qwen, hosted = registry.models
+    assert registry.names == ["qwen", "gpt-4o-mini", "gpt-4o"]
+    qwen, hosted, from_block = registry.models
     assert (qwen.backend, qwen.mode, qwen.base_url, qwen.rpm, qwen.tpm) == ("openai", "chat", "http://127.0.0.1:8000/v1", 600, 200000)
     # 1M input tokens at $0.15 and 1M output tokens at $0.60
     assert hosted.api_key_env == "OPENAI_API_KEY" and hosted.cost_usd(1_000_000, 1_000_000) == pytest.approx(0.75)
+    assert (from_block.api_key_secret, from_block.api_key_env) == ("openai-key", None)
+
+
+def test_a_key_comes_one_way_only() -> None:
+    with pytest.raises(ValueError, match="api_key_env or api_key_secret, not both"):
+        ModelSpec(name="x", backend="openai", model="m", api_key_env="K", api_key_secret="k")

@@ -62,3 +62,13 @@ def test_a_planted_key_is_sent_to_the_endpoint_and_stored_nowhere(
     assert leaks == []  # warehouse, lake, MLflow store and artifacts, Prefect database
     printed = capfd.readouterr()
     assert SENTINEL not in printed.out + printed.err and SENTINEL not in caplog.text
+
+
+def test_a_missing_secret_block_is_a_clear_error() -> None:
+    from tasks.errors import ConfigError
+    from tasks.llm import ModelSpec
+    from tasks.llm.backends import api_key
+
+    spec = ModelSpec(name="paid", backend="openai", model="m", api_key_secret="no-such-block")
+    with pytest.raises(ConfigError, match="model 'paid': no Prefect Secret block 'no-such-block'"):
+        api_key(spec)
