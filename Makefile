@@ -53,8 +53,8 @@ test: venv  ## run the test suite
 bench: venv  ## run every benchmark; each prints one JSON line
 	@for b in benchmarks/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
-serve: venv  ## a Prefect server on loopback, to see flow runs and run deployments
-	$(BIN)/prefect server start --host 127.0.0.1
+serve: venv  ## a Prefect server, a worker and the MLflow UI on loopback; prints their URLs
+	DO_NOT_TRACK=1 $(BIN)/python -m deployments.serve
 
 deploy: venv  ## register prefect.yaml's deployments with the server at PREFECT_API_URL
 	$(BIN)/python -m deployments.register
