@@ -24,14 +24,14 @@ from flows.cli_support import (  # noqa: E402
     ClirForce, CorpusForce, command_group, fail, prepare_flow_run, print_table, run_flow, set_verbose, split_list, with_warehouse,
 )
 from flows.qa_cli import instances_app, qa_app, review_app, translate  # noqa: E402
-from flows.eval_cli import arena, evaluate, features, leaderboard, report  # noqa: E402
+from flows.eval_cli import arena, evaluate, features, leaderboard, report, rerun  # noqa: E402
 from flows.score_cli import score_app  # noqa: E402
 from flows.import_cli import import_app  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
 
 #: The order a user runs the commands in; ``--help`` lists them so.
-WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "eval", "features", "arena", "leaderboard", "report", "score", "sql", "demo")
+WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "eval", "features", "arena", "leaderboard", "report", "rerun", "score", "sql", "demo")
 
 
 class _WorkflowOrder(TyperGroup):
@@ -54,6 +54,7 @@ app.command("eval")(evaluate)
 app.command("features")(features)
 app.command("arena")(arena)
 app.command("report")(report)
+app.command("rerun")(rerun)
 app.command("leaderboard")(leaderboard)
 app.add_typer(score_app, name="score")
 app.add_typer(import_app, name="import")

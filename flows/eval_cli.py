@@ -95,6 +95,20 @@ def report(
     run_flow(report_flow, lambda: ReportParams(benchmark=benchmark, out=out, home=os.environ[HOME_ENV]))
 
 
+def rerun(
+    stage: Annotated[str, typer.Option(help="The stage to recompute (its descendants follow).")],
+    scope: Annotated[str, typer.Option(help="The benchmark, or the collection for index/retrieval/qrels.")] = "corpus",
+    langs: Annotated[Optional[str], typer.Option(help="Only these languages (default: the last run's).")] = None,
+    models: Annotated[Optional[str], typer.Option(help="Only these models (default: the last run's).")] = None,
+) -> None:
+    """Recompute one stage on one scope with its last run's parameters; everything else is a cache hit."""
+    from flows.rerun import RerunParams, rerun_stage_flow
+
+    run_flow(rerun_stage_flow, lambda: RerunParams(
+        stage=stage, scope=scope, langs=split_list(langs) if langs else None,  # type: ignore[arg-type]
+        models=split_list(models) if models else None, home=os.environ[HOME_ENV]))
+
+
 def leaderboard(
     benchmark: Annotated[str, typer.Option(help="Benchmark name.")],
     output: Annotated[str, typer.Option("--format", help="table | json | csv.")] = "table",

@@ -88,6 +88,7 @@ ON_DEMAND = {  # deployment → (entrypoint, its parameter model, fields the for
     "features/features": ("flows/features.py:features_flow", "FeaturesParams", {"benchmark", "features", "grader"}),
     "arena/arena": ("flows/arena.py:arena_flow", "ArenaParams", {"benchmark", "models", "judge", "ties", "budget"}),
     "report/report": ("flows/report.py:report_flow", "ReportParams", {"benchmark", "out"}),
+    "rerun-stage/rerun-stage": ("flows/rerun.py:rerun_stage_flow", "RerunParams", {"stage", "scope", "langs"}),
 }
 
 
@@ -97,6 +98,13 @@ def test_every_flow_is_deployed_on_demand_with_its_parameter_form(registered: di
     deployment = _read_deployment(registered, name)
     assert deployment.entrypoint == entrypoint and deployment.schedules == []
     assert fields <= set(deployment.parameter_openapi_schema["definitions"][model]["properties"])
+
+
+def test_the_rerun_stage_form_offers_every_stage_as_a_choice(registered: dict[str, str]) -> None:
+    from flows.rerun import STAGE_OWNER
+
+    schema = _read_deployment(registered, "rerun-stage/rerun-stage").parameter_openapi_schema
+    assert set(schema["definitions"]["RerunParams"]["properties"]["stage"]["enum"]) == set(STAGE_OWNER)
 
 
 def test_corpus_deployment_is_registered_with_typed_parameters_and_an_inactive_monthly_schedule(registered: dict[str, str]) -> None:
