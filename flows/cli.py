@@ -31,7 +31,7 @@ from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
 
 #: The order a user runs the commands in; ``--help`` lists them so.
-WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "eval", "features", "arena", "leaderboard", "report", "rerun", "score", "sql", "demo")
+WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "eval", "features", "arena", "leaderboard", "report", "rerun", "backfill", "score", "sql", "demo")
 
 
 class _WorkflowOrder(TyperGroup):
@@ -87,6 +87,16 @@ def corpus_download(
         fail(exc)
     typer.echo(json.dumps({"path": str(result.path), "size": result.size, "sha1": result.sha1, "md5": result.md5,
                            "resumed": result.resumed, "attempts": result.attempts}))
+
+
+@app.command("backfill")
+def backfill(
+    langs: Annotated[str, typer.Option(help="Languages to add everywhere, comma-separated.")],
+) -> None:
+    """Add languages to every corpus, collection, translated benchmark and evaluation; only missing cells compute."""
+    from flows.backfill import BackfillParams, backfill_flow
+
+    run_flow(backfill_flow, lambda: BackfillParams(langs=split_list(langs), home=os.environ[HOME_ENV]))
 
 
 @corpus_app.command("ingest")

@@ -89,6 +89,7 @@ ON_DEMAND = {  # deployment → (entrypoint, its parameter model, fields the for
     "arena/arena": ("flows/arena.py:arena_flow", "ArenaParams", {"benchmark", "models", "judge", "ties", "budget"}),
     "report/report": ("flows/report.py:report_flow", "ReportParams", {"benchmark", "out"}),
     "rerun-stage/rerun-stage": ("flows/rerun.py:rerun_stage_flow", "RerunParams", {"stage", "scope", "langs"}),
+    "backfill/backfill": ("flows/backfill.py:backfill_flow", "BackfillParams", {"langs"}),
 }
 
 
