@@ -138,3 +138,16 @@ def test_a_deployment_run_through_a_worker_fills_the_warehouse(registered: dict[
     with Warehouse(home) as wh:
         assert wh.scalar("SELECT count(*) FROM documents WHERE lang = 'uk'") == 25
         assert wh.query("SELECT flow, status FROM runs") == [("corpus", "completed")]
+
+    # the UI's "rerun one stage": the rerun-stage deployment, through the worker, recomputes sitelinks only
+    rerun = subprocess.run([sys.executable, "-m", "prefect", "deployment", "run", "rerun-stage/rerun-stage", "--params",
+                            '{"params": {"stage": "sitelinks", "scope": "corpus", "home": "%s"}}' % home],
+                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    worker = subprocess.run([sys.executable, "-m", "prefect", "worker", "start", "--pool", "babelbench", "--run-once"],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert worker.returncode == 0, worker.stdout[-3000:] + worker.stderr[-3000:]
+    with Warehouse(home) as wh:
+        latest = wh.scalar("SELECT run_id FROM runs WHERE flow = 'corpus' ORDER BY started_at DESC LIMIT 1")
+        cells = dict(wh.query("SELECT stage || ':' || cell, status FROM artifacts WHERE run_id = ?", [latest]))
+    assert cells == {"download:uk": "cached", "documents:uk": "cached", "sitelinks:uk": "computed"}
