@@ -71,3 +71,11 @@ def test_a_bad_line_is_named_and_nothing_is_imported(tmp_path: Path) -> None:
     source = _file(tmp_path, _line(1, "de", ENGLISH_ARTICLES), _line(3, "de", ENGLISH_ARTICLES, is_support=[1, 0]))
     with Warehouse(tmp_path / "home") as wh, pytest.raises(ConfigError, match="line 2: is_support must be a 0/1 list"):
         import_dataset(wh, "xrag", source, "x", None)
+
+
+def test_an_article_order_that_is_not_a_permutation_is_ignored(tmp_path: Path) -> None:
+    source = _file(tmp_path, _line(1, "de", ENGLISH_ARTICLES, article_order=[5, 1, 9, 2]))
+    with Warehouse(tmp_path / "home") as wh:
+        import_dataset(wh, "xrag", source, "x", None)
+        documents = json.loads(wh.scalar("SELECT documents FROM instances WHERE lang = 'de'"))
+    assert [d["text"] for d in documents] == ENGLISH_ARTICLES  # as listed

@@ -18,7 +18,8 @@ article lingua places in the question's language makes the line
 the setting).  Each line gives an instance in its
 language, and a monolingual-retrieval line also one in English with the
 English question (the English baseline the release provides).  Articles are
-shown in ``article_order`` when it is given, else as listed.  One
+shown in ``article_order`` when it is a permutation of their positions, else
+as listed.  One
 ``qa_items`` row per question keeps its type for the per-type scores.
 
 Every line is checked before anything is written (a bad one is named with
@@ -71,8 +72,9 @@ def read_xrag(path: Path) -> list[dict[str, Any]]:
             raise ConfigError(f"{where}: is_support must be a 0/1 list as long as articles")
         record["is_support"] = support
         order = record.get("article_order")
-        if order is not None and sorted(order) != list(range(len(articles))):
-            raise ConfigError(f"{where}: article_order must order the {len(articles)} articles (0..{len(articles) - 1})")
+        # used only when it is a permutation of the articles' positions (the release does not document the field)
+        record["article_order"] = order if isinstance(order, list) and sorted(order) == list(range(len(articles))) \
+            else None
         rows.append(record)
     if not rows:
         raise ConfigError(f"{path}: no questions")

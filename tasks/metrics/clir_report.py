@@ -25,7 +25,11 @@ def log_to_mlflow(result: EvalResult, langs: Sequence[str]) -> None:
         metrics[f"{base}.ci_low"] = row["ci_low"]
         metrics[f"{base}.ci_high"] = row["ci_high"]
     mlflow.log_metrics(metrics)
-    mlflow.log_figure(heatmap(result, langs), "ndcg10_heatmap.png")
+    import matplotlib.pyplot as plt
+
+    figure = heatmap(result, langs)
+    mlflow.log_figure(figure, "ndcg10_heatmap.png")
+    plt.close(figure)  # pyplot keeps every figure until closed
     mlflow.log_table(pd.DataFrame(result.per_query), "per_query.json")
 
 

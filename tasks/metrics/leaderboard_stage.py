@@ -95,7 +95,10 @@ def _log_model_run(wh: Warehouse, benchmark: str, model: str, rows: list[dict[st
         mlflow.log_metrics(metrics)
         figure = _per_language_figure(rows)
         if figure is not None:
+            import matplotlib.pyplot as plt
+
             mlflow.log_figure(figure, "per_language.png")
+            plt.close(figure)  # pyplot keeps every figure until closed: a long-lived worker would pile them up
         items = wh.query_dicts(
             "SELECT r.instance_id, r.setting, r.lang, r.status, r.answer, r.citations,"
             " list(j.judge || '=' || coalesce(j.verdict, j.status) ORDER BY j.judge) FILTER (j.judge IS NOT NULL) AS verdicts"
