@@ -7,6 +7,7 @@ from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
 from tasks.errors import ConfigError
+from tasks.features.grades import TEMPLATES
 from tasks.features.models import FeatureModels
 from tasks.llm import Budget
 from tasks.features.stages import FEATURES, feature_names, features_stage
@@ -37,6 +38,9 @@ def features_flow(params: FeaturesParams) -> list[dict]:
     """Every chosen feature of every response of the benchmark."""
     home = str(resolve_home(params.home))
     names = feature_names(params.features)
+    graded = sorted(set(names) & set(TEMPLATES))
+    if graded and params.grader is None:
+        raise ConfigError(f"{', '.join(graded)}: graded by an LLM; name the grader (--grader, a registry name)")
     force = frozenset(descendants((FEATURES,), params.force))
     with flow_session(home) as wh, tracked_run(wh, "features", params, flow_run.get_id()) as run:
         if not wh.scalar("SELECT count(*) FROM responses WHERE benchmark = ?", [params.benchmark]):

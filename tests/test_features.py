@@ -101,3 +101,13 @@ def test_each_feature_is_its_own_cell(wh: Warehouse, monkeypatch: pytest.MonkeyP
     with Warehouse(Path(home)) as reopened:
         assert reopened.scalar("SELECT count(DISTINCT feature) FROM features") == len(DETERMINISTIC)
         assert reopened.scalar("SELECT count(*) FROM features") == 6 * len(DETERMINISTIC)
+
+
+@pytest.mark.usefixtures("prefect_api")
+def test_graded_features_without_a_grader_are_refused_before_anything_runs(wh: Warehouse) -> None:
+    from tasks.errors import ConfigError
+
+    home = str(wh.home)
+    wh.close()
+    with pytest.raises(ConfigError, match="fluency_score: graded by an LLM; name the grader"):
+        features_flow(FeaturesParams(benchmark="b", features=["fluency_score", "answer_bleu"], home=home))

@@ -79,8 +79,6 @@ def features_stage(home: str, cell: str, benchmark: str, name: str, reference_mo
                    run_id: str) -> StageRef | State[StageRef]:
     """One feature cell (see the module notes); an LLM-graded feature is a paid cell that retries what failed."""
     wh = shared_warehouse(home)
-    if name in TEMPLATES and grader is None:
-        raise ConfigError(f"{name} is graded by an LLM: name the grader (--grader, a registry name)")
     model = {"support_entailment": models.nli, "support_neutral": models.nli, "reranker_score": models.reranker}
     used = (model_identity(home, grader) | {"template": template_hash(TEMPLATES[name])} if name in TEMPLATES
             else model.get(name))
