@@ -3,9 +3,9 @@
 For each kind of result, the latest run on each scope is run again with the
 new languages added to its own:
 
-1. the corpus (the last corpus run's source, kind and dump date): the new
-   languages are ingested; a language whose dump cannot be had is *skipped*
-   from here on, and said so;
+1. the corpus, when there is one (the last corpus run's source, kind and
+   dump date): the new languages are ingested; a language whose dump cannot
+   be had is *skipped* from here on, and said so;
 2. every CLIR collection: the new languages join it — their index, mining and
    every direction to and from them;
 3. every translated benchmark: its items are translated into the new
@@ -32,7 +32,6 @@ from flows.clir import ClirBuildParams, clir_build_flow
 from flows.corpus import CorpusParams, corpus_flow
 from flows.evaluate import EvaluateParams, evaluate_flow
 from flows.qa import InstancesParams, TranslateParams, instances_flow, translate_flow
-from tasks.errors import ConfigError
 from tasks.orchestration import shared_warehouse
 from tasks.settings import resolve_home
 
@@ -65,18 +64,18 @@ def backfill_flow(params: BackfillParams) -> list[dict]:
     """Add ``params.langs`` everywhere (see the module notes); returns every stage cell of the runs it made."""
     home = str(resolve_home(params.home))
     new = sorted(set(params.langs))
-    corpora = list(latest_runs(home, "corpus", "source"))
-    if not corpora:
-        raise ConfigError("the warehouse has no corpus yet: run `babelbench corpus ingest` first, then backfill")
     rows: list[dict] = []
     summary: list[str] = []
-    corpus = corpora[0] | {"langs": sorted(set(corpora[0]["langs"]) | set(new)), "home": home, "force": []}
-    ingested = corpus_flow(CorpusParams.model_validate(corpus))
-    rows += ingested
-    missing = sorted({r["cell"] for r in ingested if r["status"] == "failed" and r["cell"] in new})
-    added = [lang for lang in new if lang not in missing]
-    summary.append(f"corpus: {_added(ingested)} cells computed" + (f"; skipped for lack of data: {', '.join(missing)}"
-                                                                    if missing else ""))
+    added = new
+    corpora = list(latest_runs(home, "corpus", "source"))
+    if corpora:  # a warehouse of imported benchmarks alone has none
+        corpus = corpora[0] | {"langs": sorted(set(corpora[0]["langs"]) | set(new)), "home": home, "force": []}
+        ingested = corpus_flow(CorpusParams.model_validate(corpus))
+        rows += ingested
+        missing = sorted({r["cell"] for r in ingested if r["status"] == "failed" and r["cell"] in new})
+        added = [lang for lang in new if lang not in missing]
+        summary.append(f"corpus: {_added(ingested)} cells computed"
+                       + (f"; skipped for lack of data: {', '.join(missing)}" if missing else ""))
     if added:
         for collection in latest_runs(home, "clir-build", "name"):
             built = clir_build_flow(ClirBuildParams.model_validate(
