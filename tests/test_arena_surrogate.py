@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-from tasks.arena.bradley_terry import Battle, tournaments
-from tasks.arena.surrogate import feature_cube, leave_groups_out, surrogate
+from tasks.arena.bradley_terry import Battle, ratings, tournaments
+from tasks.arena.surrogate import ABLATIONS, feature_cube, leave_groups_out, leave_languages_out, r2_interval, surrogate
 
 QUALITY = {"s0": -1.5, "s1": -0.9, "s2": -0.3, "s3": 0.3, "s4": 0.9, "s5": 1.5}
 
@@ -30,18 +30,34 @@ def _arena(seed: int = 0) -> tuple[list[Battle], list[tuple]]:
     return battles, rows
 
 
+def _lang_ratings(battles: list[Battle]) -> dict[str, dict[str, float]]:
+    """The judge's ratings within each language, as the ratings stage stores them."""
+    return {lang: {system: m["rating"] for system, m in ratings(
+        [b for b in battles if b.lang == lang], bootstrap=30, seed=0)["models"].items()} for lang in ("en", "de")}
+
+
 def test_the_surrogate_finds_the_feature_that_drives_the_judge() -> None:
     battles, rows = _arena()
     judged = [b for b in battles if "s6" not in (b.model_a, b.model_b)]
     # s6 has features only (never judged), between s3 and s4 in quality
     rows += [(lang, query, "s6", feature, value if feature == "extra_answer_chars"
               else 0.5 + 0.2 * 0.6) for lang, query, system, feature, value in rows if system == "s3"]
-    result = surrogate(feature_cube(rows), tournaments(judged, bootstrap=30, seed=0), judged, seed=0)
-    assert result["leave_systems_out"]["kendall_tau"] >= 0.6
+    result = surrogate(feature_cube(rows), tournaments(judged, bootstrap=30, seed=0), judged, _lang_ratings(judged),
+                       seed=0)
+    loso = result["leave_systems_out"]
+    assert loso["kendall_tau"] >= 0.6 and loso["r2_ci"][0] <= loso["r2_ci"][1] <= 1.0
     assert result["importances"]["citation_map_at_10"] > result["importances"]["extra_answer_chars"]
     assert result["pairwise"]["accuracy"] > 0.6 and result["pairwise"]["kendall_tau"] >= 0.6
     assert result["leave_languages_out"]["kendall_tau"] >= 0.6
-    assert result["ablations"]["only_citation"] > result["ablations"]["only_extras"]
+    ablations = result["ablations"]
+    assert ablations["only_citation"]["r2"] > ablations["only_extras"]["r2"]
+    # every ablation is reported; those the computed features cannot make say why
+    assert list(ablations) == [ablation.name for ablation in ABLATIONS]
+    assert ablations["only_llm"] == {"features": [], "r2": None, "r2_ci": None,
+                                     "reason": "no llm feature was computed"}
+    assert ablations["without_language_and_support"]["r2"] is None
+    assert ablations["without_language_and_support"]["reason"] == \
+        "no language or support feature was computed: nothing removed"
     s6 = result["predicted"]["s6"]
     assert s6["predicted"] and s6["ci_low"] <= s6["rating"] <= s6["ci_high"]
     assert list(result["predicted"]) == ["s6"]  # judged systems keep their judged ratings
@@ -57,3 +73,55 @@ def test_grouped_validation_never_trains_on_the_held_out_system() -> None:
     after = leave_groups_out(features, shifted, systems, seed=0)["predicted"]
     assert after[2] == pytest.approx(before[2])
     assert after[1] != pytest.approx(before[1])  # b's forest saw c's target, so b's prediction may move
+
+
+ALL_FEATURES = ("target_language", "english_language", "citation_map_at_10", "citation_recall_at_10",
+              "support_entailment", "support_neutral", "reranker_score", "answer_bleu", "answer_rouge_l",
+              "answer_overlap_score", "fluency_score", "extra_answer_chars", "extra_code_switching", "extra_refusal")
+
+
+def test_the_spec_ablations_use_the_feature_sets_it_names() -> None:
+    """MIRAGE-BENCH: dropping language detection and support features; the LLM features alone."""
+    battles, _ = _arena()
+    rng = np.random.default_rng(1)
+    rows = [(lang, f"{lang}{q}", system, feature, float(rng.random()))
+            for lang in ("en", "de") for q in range(30) for system in QUALITY for feature in ALL_FEATURES]
+    result = surrogate(feature_cube(rows), tournaments(battles, bootstrap=10, seed=0), battles,
+                       _lang_ratings(battles), seed=0)
+    ablations = result["ablations"]
+    assert sorted(ablations["without_language_and_support"]["features"]) == sorted([
+        "citation_map_at_10", "citation_recall_at_10", "reranker_score", "answer_bleu", "answer_rouge_l",
+        "answer_overlap_score", "fluency_score", "extra_answer_chars", "extra_code_switching", "extra_refusal"])
+    assert sorted(ablations["only_llm"]["features"]) == ["answer_overlap_score", "fluency_score"]
+    assert ablations["only_reranker"]["features"] == ["reranker_score"]
+    assert sorted(ablations["only_support"]["features"]) == ["support_entailment", "support_neutral"]
+    assert len(ablations["without_support"]["features"]) == len(ALL_FEATURES) - 2
+    assert all(a["r2"] is not None and a["reason"] is None for a in ablations.values())
+
+
+def test_leave_languages_out_predicts_each_languages_own_ratings_without_seeing_them() -> None:
+    """The systems' order flips between languages and a feature follows each language's order: per-language
+    targets make that learnable (overall ratings would be flat), and a held-out language's ratings never train."""
+    systems = [f"s{n}" for n in range(6)]
+    lang_ratings = {"en": {s: -1.0 + 0.4 * n for n, s in enumerate(systems)},
+                    "de": {s: 1.0 - 0.4 * n for n, s in enumerate(systems)}}
+    rng = np.random.default_rng(0)
+    rows = [(lang, f"{lang}{q}", system, "citation_map_at_10", lang_ratings[lang][system] + rng.normal(0, 0.01))
+            for lang in lang_ratings for q in range(10) for system in systems]
+    cube = feature_cube(rows)
+    result = leave_languages_out(cube, lang_ratings, seed=0)
+    assert result["rows"] == [[s, "de"] for s in systems] + [[s, "en"] for s in systems]
+    assert result["r2"] > 0.8 and result["kendall_tau"] > 0.8
+    shifted = {"en": lang_ratings["en"], "de": {s: r + 5.0 * (s == "s2") for s, r in lang_ratings["de"].items()}}
+    moved = leave_languages_out(cube, shifted, seed=0)
+    assert moved["predicted"][:6] == pytest.approx(result["predicted"][:6])  # de, held out: never saw its ratings
+    assert moved["predicted"][6:] != pytest.approx(result["predicted"][6:])  # en's forest trained on de
+    assert leave_languages_out(cube, {"en": lang_ratings["en"]}, seed=0) is None  # one language: nothing to hold out
+
+
+def test_r2_interval_over_resampled_groups() -> None:
+    targets, predicted = np.array([0.0, 1.0]), np.array([0.25, 0.5])
+    # resamples {a, a} and {b, b} have constant targets (no R²); {a, b} gives 1 - (0.0625 + 0.25) / 0.5 = 0.375
+    assert r2_interval(targets, predicted, ["a", "b"], seed=0) == pytest.approx([0.375, 0.375])
+    assert r2_interval(np.array([0.0, 1.0, 3.0]), np.array([0.0, 1.0, 3.0]), ["a", "b", "c"], seed=0) == [1.0, 1.0]
+    assert r2_interval(np.array([2.0, 2.0]), np.array([1.0, 3.0]), ["a", "b"], seed=0) is None

@@ -13,17 +13,27 @@ Here:
 - **Validation that never splits a system.** Leave-systems-out: each system's
   rating is predicted by a forest fitted on the others (features and ratings
   over all queries); R² and Kendall τ against the judge's ratings.
-  Leave-languages-out: (system, language) rows, each language predicted from
-  the others.  Fold assignment is by group (scikit-learn ``LeaveOneGroupOut``),
-  so no system (or language) is on both sides of a fold.
+  Leave-languages-out: (system, language) rows — features averaged within the
+  language, the system's Bradley–Terry rating *in that language* as target
+  (the overall rating would carry the held-out language's battles into
+  training) — each language predicted from the others.  Fold assignment is by
+  group (scikit-learn ``LeaveOneGroupOut``), so no system (or language) is on
+  both sides of a fold.  Each held-out R² comes with a 95% interval from a
+  seeded bootstrap of the held-out groups (systems, or languages): refitting
+  forests per tournament and fold would cost thousands of forests, while
+  resampling the out-of-fold predictions is free and shows how much R²
+  depends on which systems happen to be in the arena.
 - **A pairwise learning-to-rank variant** trained on individual battles:
   feature differences (A − B, on the battle's query) → A wins, a logistic
   regression; validated leave-systems-out on the battles that involve the
   held-out system, reporting the accuracy and the τ of the implied system
   scores.
 - **Importances and ablations.** The forest's impurity importances, and the
-  leave-systems-out R² with each feature group removed (language, citation,
-  overlap, extras) or with one group alone.
+  leave-systems-out R² of every feature set in ``ABLATIONS``: each group of
+  ``GROUPS`` removed and each alone, plus MIRAGE-BENCH's two — without
+  language detection and support (which helped slightly there) and the LLM
+  grades alone (not enough there).  Every ablation is reported; one whose
+  feature set is empty or equal to the full set says so instead of an R².
 
 Missing feature values (a failed response, an unsupported language) are
 averaged over what exists; a feature missing for a whole system becomes the
@@ -48,10 +58,36 @@ from tasks.arena.bradley_terry import Battle, Tournaments
 GROUPS = {
     "language": ("target_language", "english_language"),
     "citation": ("citation_map_at_10", "citation_recall_at_10"),
+    "support": ("support_entailment", "support_neutral"),
+    "reranker": ("reranker_score",),
     "overlap": ("answer_bleu", "answer_rouge_l"),
+    "llm": ("answer_overlap_score", "fluency_score"),
     "extras": ("extra_answer_chars", "extra_code_switching", "extra_refusal"),
 }
 TREES = 100
+R2_BOOTSTRAP = 1000
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """A feature set to validate: every feature but the ``groups`` (``only`` false), or the ``groups`` alone."""
+
+    groups: tuple[str, ...]
+    only: bool
+
+    @property
+    def name(self) -> str:
+        return ("only_" if self.only else "without_") + "_and_".join(self.groups)
+
+    def columns(self, features: Sequence[str]) -> list[int]:
+        """The indices of ``features`` this ablation keeps."""
+        named = {feature for group in self.groups for feature in GROUPS[group]}
+        return [n for n, feature in enumerate(features) if (feature in named) == self.only]
+
+
+#: each group without and alone (``only_llm``: the LLM grades alone), and the spec's "without language and support"
+ABLATIONS = (*(Ablation((group,), only) for group in GROUPS for only in (False, True)),
+             Ablation(("language", "support"), only=False))
 
 
 @dataclass(frozen=True)
@@ -103,16 +139,37 @@ def _tau(predicted: Sequence[float], actual: Sequence[float]) -> float | None:
 
 
 def leave_groups_out(features: np.ndarray, targets: np.ndarray, groups: Sequence[str], seed: int) -> dict[str, Any]:
-    """R² and Kendall τ of out-of-group predictions (each group predicted by a forest that never saw it)."""
+    """R² (with its interval) and Kendall τ of out-of-group predictions (each group predicted by a forest that
+    never saw it)."""
     predicted = np.zeros(len(targets))
     for train, test in LeaveOneGroupOut().split(features, targets, groups):
         predicted[test] = _forest(seed).fit(features[train], targets[train]).predict(features[test])
-    return {"r2": float(r2_score(targets, predicted)), "kendall_tau": _tau(predicted, targets),
-            "predicted": predicted.tolist()}
+    return {"r2": float(r2_score(targets, predicted)), "r2_ci": r2_interval(targets, predicted, groups, seed),
+            "kendall_tau": _tau(predicted, targets), "predicted": predicted.tolist()}
 
 
-def surrogate(cube: FeatureCube, fitted: Tournaments, battles: Sequence[Battle], *, seed: int = 0) -> dict[str, Any]:
-    """Everything the module notes describe, as one JSON-ready dict."""
+def r2_interval(targets: np.ndarray, predicted: np.ndarray, groups: Sequence[str], seed: int) -> list[float] | None:
+    """The 2.5/97.5 percentiles of R² over seeded resamples of the groups (multinomial weights on their rows).
+
+    A resample whose targets are all equal has no R² and is left out; None when every resample is such.
+    """
+    names = sorted(set(groups))
+    draws = np.random.default_rng(seed).multinomial(len(names), np.full(len(names), 1.0 / len(names)),
+                                                    size=R2_BOOTSTRAP)
+    weights = draws[:, [names.index(group) for group in groups]]  # resamples × rows
+    centre = (weights @ targets) / weights.sum(axis=1)
+    residual = weights @ (targets - predicted) ** 2
+    spread = (weights * (targets[None, :] - centre[:, None]) ** 2).sum(axis=1)
+    defined = spread > 1e-12
+    if not defined.any():
+        return None
+    return np.percentile(1.0 - residual[defined] / spread[defined], [2.5, 97.5]).tolist()
+
+
+def surrogate(cube: FeatureCube, fitted: Tournaments, battles: Sequence[Battle],
+              lang_ratings: dict[str, dict[str, float]], *, seed: int = 0) -> dict[str, Any]:
+    """Everything the module notes describe, as one JSON-ready dict; ``lang_ratings[lang][system]`` are the judge's
+    ratings within each language (the leave-languages-out targets)."""
     judged = [s for s in fitted.models if s in cube.systems]
     rows = [cube.systems.index(s) for s in judged]
     columns = [fitted.models.index(s) for s in judged]
@@ -133,41 +190,52 @@ def surrogate(cube: FeatureCube, fitted: Tournaments, battles: Sequence[Battle],
     overall = cube.means()[rows]
     ratings = fitted.logits[:, columns].mean(axis=0)
     loso = leave_groups_out(overall, ratings, judged, seed)
-    ablations = {}
-    for group, names in GROUPS.items():
-        kept = [n for n, f in enumerate(cube.features) if f not in names]
-        alone = [n for n, f in enumerate(cube.features) if f in names]
-        if kept:
-            ablations[f"without_{group}"] = leave_groups_out(cube.means(columns=kept)[rows], ratings, judged, seed)["r2"]
-        if alone:
-            ablations[f"only_{group}"] = leave_groups_out(cube.means(columns=alone)[rows], ratings, judged, seed)["r2"]
+    ablations = {ablation.name: _ablation(cube, ablation, rows, ratings, judged, seed) for ablation in ABLATIONS}
     importances = _forest(seed).fit(overall, ratings).feature_importances_
     return {
         "systems": judged, "features": list(cube.features),
         "leave_systems_out": loso,
-        "leave_languages_out": _leave_languages_out(cube, fitted, judged, seed),
+        "leave_languages_out": leave_languages_out(cube, lang_ratings, seed),
         "pairwise": _pairwise(cube, battles, judged, ratings),
         "importances": dict(zip(cube.features, importances.tolist(), strict=True)),
         "ablations": ablations, "predicted": predicted,
     }
 
 
-def _leave_languages_out(cube: FeatureCube, fitted: Tournaments, judged: list[str], seed: int) -> dict[str, Any] | None:
-    """(system, language) rows: features averaged within the language, the system's overall rating as target."""
-    langs = sorted({lang for lang, _ in cube.queries})
+def _ablation(cube: FeatureCube, ablation: Ablation, rows: list[int], ratings: np.ndarray, judged: list[str],
+              seed: int) -> dict[str, Any]:
+    """Leave-systems-out R² (with interval) on the ablation's features, or why it was not computed."""
+    columns = ablation.columns(cube.features)
+    kept = [cube.features[n] for n in columns]
+    groups = " or ".join(ablation.groups)
+    if not columns:
+        reason = f"no {groups} feature was computed" if ablation.only else f"no feature outside {groups}"
+        return {"features": kept, "r2": None, "r2_ci": None, "reason": reason}
+    if len(columns) == len(cube.features):
+        return {"features": kept, "r2": None, "r2_ci": None,
+                "reason": f"no {groups} feature was computed: nothing removed"}
+    result = leave_groups_out(cube.means(columns=columns)[rows], ratings, judged, seed)
+    return {"features": kept, "r2": result["r2"], "r2_ci": result["r2_ci"], "reason": None}
+
+
+def leave_languages_out(cube: FeatureCube, lang_ratings: dict[str, dict[str, float]],
+                        seed: int) -> dict[str, Any] | None:
+    """(system, language) rows: features averaged within the language, the system's rating in that language as
+    target; None with fewer than two languages rated."""
+    langs = sorted({lang for lang, _ in cube.queries} & set(lang_ratings))
     if len(langs) < 2:
         return None
-    ratings = dict(zip(fitted.models, fitted.logits.mean(axis=0), strict=True))
-    features, targets, groups = [], [], []
+    features, targets, groups, cells = [], [], [], []
     for lang in langs:
-        in_lang = np.array([q[0] == lang for q in cube.queries], dtype=float)
-        means = cube.means(in_lang)
-        for system in judged:
-            features.append(means[cube.systems.index(system)])
-            targets.append(ratings[system])
-            groups.append(lang)
+        means = cube.means(np.array([q[0] == lang for q in cube.queries], dtype=float))
+        for system, rating in sorted(lang_ratings[lang].items()):
+            if system in cube.systems:
+                features.append(means[cube.systems.index(system)])
+                targets.append(rating)
+                groups.append(lang)
+                cells.append([system, lang])
     result = leave_groups_out(np.array(features), np.array(targets), groups, seed)
-    return {"r2": result["r2"], "kendall_tau": result["kendall_tau"]}
+    return result | {"rows": cells}
 
 
 def _pairwise(cube: FeatureCube, battles: Sequence[Battle], judged: list[str], ratings: np.ndarray) -> dict[str, Any]:
