@@ -6,16 +6,18 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from tasks.arena.battles import ArenaConfig
+from tasks.arena.battles import ArenaConfig, judging_estimate
 from tasks.arena.bradley_terry import Ties
 from tasks.arena.stages import (
     ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE, arena_judging_stage, arena_ratings_stage, arena_surrogate_stage,
+    publish_estimate,
 )
 from tasks.features.models import FeatureModels
 from tasks.features.stages import FEATURES, feature_names, features_stage
 from tasks.errors import ConfigError
 from tasks.llm import Budget
 from tasks.orchestration import collect_outcomes, flow_session
+from tasks.paid_stage import client_for
 from tasks.reporting import finish_run
 from tasks.settings import resolve_home
 from tasks.stage import descendants
@@ -66,9 +68,12 @@ def arena_flow(params: ArenaParams) -> list[dict]:
         if silent:
             raise ConfigError(f"no answers of {', '.join(silent)} on {params.benchmark!r}; run `babelbench eval"
                               f" --benchmark {params.benchmark} --models {','.join(silent)}` first")
+        judged_langs = params.langs or langs
+        publish_estimate(judging_estimate(wh, client_for(home, wh), params.benchmark, judged_langs, params.models,
+                                          params.judge, params.arena), params.budget)
         futures: dict[str, dict] = {}
         judged = []
-        for lang in params.langs or langs:
+        for lang in judged_langs:
             cell = f"{params.benchmark}/{lang}/{params.judge}"
             judged.append(arena_judging_stage.submit(home, cell, params.benchmark, lang, params.models, params.judge,
                                                      params.arena, params.budget, force, run.run_id))

@@ -7,7 +7,10 @@ orders, so position bias is measured rather than hoped away.  A judge never
 rates a pair that includes its own system's answers unless
 ``judge_own_system`` says so.  Every verdict is a ``battles`` row with its
 status; the pairs' requests go through the model layer (cache, budget,
-retries), whose log line gives the cost estimate before the first paid call.
+retries).  Before any cell is judged, :func:`judging_estimate` adds up what
+the whole arena — every language — may cost at most: queries × ordered pairs
+(each pair twice, once per order) × the tokens of each request × the judge's
+price, counting only requests the call cache cannot answer.
 """
 
 from __future__ import annotations
@@ -17,12 +20,13 @@ import itertools
 import json
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.arena.pairwise import parse_pairwise_verdict
 from tasks.inference.prompting import Sampling, language_name, shown_documents
-from tasks.llm import BudgetLedger, LLMClient, prompt_request
+from tasks.llm import Budget, BudgetLedger, LLMClient, LLMRequest, ModelSpec, prompt_request
 from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
@@ -60,10 +64,10 @@ def judged_pairs(models: Sequence[str], judge: str, config: ArenaConfig) -> list
             if config.judge_own_system or judge not in (a, b)]
 
 
-def judge_battles(wh: Warehouse, client: LLMClient, benchmark: str, lang: str, models: Sequence[str], judge: str,
-                  config: ArenaConfig, fp: str, *, budget: BudgetLedger | None = None) -> StageOutput:
-    """The judge's verdict on every sampled query and ordered pair; replaces the cell's earlier battles."""
-    spec = client.registry.get(judge)
+def battle_requests(wh: Warehouse, spec: ModelSpec, benchmark: str, lang: str, models: Sequence[str], judge: str,
+                    config: ArenaConfig) -> tuple[list[tuple[str, str, str]], list[LLMRequest]]:
+    """The language's battles — (query, shown first, shown second) for every sampled query and ordered pair — and
+    the judge's request for each."""
     queries = sampled_queries(wh, benchmark, lang, models, config)
     pairs = judged_pairs(models, judge, config)
     answers = {(r["instance_id"], r["model"]): r["answer"] for r in wh.query_dicts(
@@ -80,6 +84,14 @@ def judge_battles(wh: Warehouse, client: LLMClient, benchmark: str, lang: str, m
                                documents=shown_documents(json.loads(instances[query]["documents"] or "[]"), sampling),
                                answer_a=answers[(query, a)], answer_b=answers[(query, b)])
                 for query, a, b in battles]
+    return battles, requests
+
+
+def judge_battles(wh: Warehouse, client: LLMClient, benchmark: str, lang: str, models: Sequence[str], judge: str,
+                  config: ArenaConfig, fp: str, *, budget: BudgetLedger | None = None) -> StageOutput:
+    """The judge's verdict on every sampled query and ordered pair; replaces the cell's earlier battles."""
+    spec = client.registry.get(judge)
+    battles, requests = battle_requests(wh, spec, benchmark, lang, models, judge, config)
     results = client.run_sync(judge, requests, stage=STAGE, budget=budget)
     primed = spec.mode == "completion"  # the template opened the verdict slot for a base model
     rows = []
@@ -93,4 +105,43 @@ def judge_battles(wh: Warehouse, client: LLMClient, benchmark: str, lang: str, m
             cur.executemany("INSERT INTO battles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     counts = {status: sum(row[7] == status for row in rows) for status in sorted({row[7] for row in rows})}
     skipped = "" if config.judge_own_system or judge not in models else f"; pairs with {judge} itself not judged"
-    return StageOutput(rows=len(rows), message=f"{len(queries)} queries x {len(pairs)} ordered pairs: {counts}{skipped}")
+    queries = len({query for query, _, _ in battles})
+    return StageOutput(rows=len(rows), message=f"{queries} queries x {len(judged_pairs(models, judge, config))}"
+                                               f" ordered pairs: {counts}{skipped}")
+
+
+@dataclass(frozen=True)
+class JudgingEstimate:
+    """What judging an arena may cost at most, known before anything is paid."""
+
+    judge: str
+    queries: int  # sampled queries over all languages
+    pairs: int  # ordered pairs per query: every pair of systems in both orders
+    tokens: int  # at most, over the requests the call cache cannot answer
+    usd: float
+
+    def describe(self, budget: Budget) -> str:
+        """One line: the arithmetic, the estimate, and the budget it runs under."""
+        limits = {name: value for name, value in budget.model_dump().items() if value is not None}
+        over = [name for name, value in (("max_tokens", self.tokens), ("max_usd", self.usd))
+                if name in limits and value > limits[name]]
+        within = ("no budget limit" if not limits else
+                  "budget " + ", ".join(f"{name}={value}" for name, value in limits.items())
+                  + (f" (the estimate exceeds {' and '.join(over)}: judging stops there, a rerun with a larger"
+                     " budget resumes)" if over else ""))
+        return (f"judging by {self.judge}: {self.queries} queries x {self.pairs} ordered pairs ="
+                f" {self.queries * self.pairs} verdicts; not yet cached: at most ~{self.tokens} tokens,"
+                f" ~${self.usd:.4f}; {within}")
+
+
+def judging_estimate(wh: Warehouse, client: LLMClient, benchmark: str, langs: Sequence[str], models: Sequence[str],
+                     judge: str, config: ArenaConfig) -> JudgingEstimate:
+    """The cost of judging every language's battles, from the very requests the judging cells will send."""
+    spec = client.registry.get(judge)
+    queries, requests = 0, []
+    for lang in langs:
+        battles, lang_requests = battle_requests(wh, spec, benchmark, lang, models, judge, config)
+        queries += len({query for query, _, _ in battles})
+        requests += lang_requests
+    tokens, usd = client.estimate_cost(judge, requests)
+    return JudgingEstimate(judge, queries, len(judged_pairs(models, judge, config)), tokens, usd)

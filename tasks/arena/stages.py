@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections import defaultdict
 
+from prefect.artifacts import create_markdown_artifact
 from prefect.states import State
 
-from tasks.arena.battles import TEMPLATE, ArenaConfig, judge_battles
+from tasks.arena.battles import TEMPLATE, ArenaConfig, JudgingEstimate, judge_battles
 from tasks.arena.bradley_terry import Ties, ratings, tournaments
 from tasks.arena.pairwise import OrderedVerdict, judge_agreement
 from tasks.arena.surrogate import feature_cube, surrogate
@@ -20,8 +22,10 @@ from tasks.warehouse.db import Warehouse
 
 ARENA_JUDGING = Stage("arena-judging", 1, upstream=("inference",))
 ARENA_RATINGS = Stage("arena-ratings", 1, upstream=("arena-judging",))
-ARENA_SURROGATE = Stage("arena-surrogate", 1, upstream=("arena-ratings", "features"))
+ARENA_SURROGATE = Stage("arena-surrogate", 2, upstream=("arena-ratings", "features"))
 ALL = "all"
+
+log = logging.getLogger(__name__)
 
 
 @stage_task("arena-judging")
@@ -39,6 +43,18 @@ def arena_judging_stage(home: str, cell: str, benchmark: str, lang: str, models:
                                                              budget=ledger),
                     retry=unfinished(wh, "battles", "benchmark = ? AND lang = ? AND judge = ?", [benchmark, lang, judge]),
                     force=force, budget=budget, run_id=run_id)
+
+
+def publish_estimate(estimate: JudgingEstimate, budget: Budget) -> None:
+    """Show the judging's cost before anything is paid: the log, a Prefect markdown artifact, the MLflow run."""
+    import mlflow
+
+    line = estimate.describe(budget)
+    log.info("cost estimate: %s", line)
+    create_markdown_artifact(markdown=f"## Arena cost estimate\n\n{line}", key="babelbench-arena-estimate",
+                             description="What judging may cost at most, before any call")
+    mlflow.log_metrics({"estimate.judge_tokens": float(estimate.tokens), "estimate.judge_usd": estimate.usd,
+                        "estimate.verdicts": float(estimate.queries * estimate.pairs)})
 
 
 def rate(wh: Warehouse, benchmark: str, judge: str, ties: Ties, bootstrap: int, seed: int, fp: str) -> StageOutput:
@@ -101,10 +117,13 @@ def fit_surrogate(wh: Warehouse, benchmark: str, judge: str, ties: Ties, bootstr
             cur.execute("DELETE FROM surrogate_reports WHERE benchmark = ? AND judge = ?", [benchmark, judge])
         return StageOutput(rows=0, message=f"not fitted: needs features and decisive battles between at least 3"
                                            f" systems (has {len(judged)})")
+    lang_ratings: dict[str, dict[str, float]] = defaultdict(dict)
+    for lang, model, rating in wh.query("SELECT lang, model, rating FROM arena_ratings WHERE benchmark = ?"
+                                        " AND judge = ? AND NOT predicted", [benchmark, judge]):
+        lang_ratings[lang][model] = rating
+    rated = lang_ratings.pop(ALL, {})
     report = surrogate(feature_cube(rows), tournaments(battles, bootstrap=bootstrap, seed=seed, ties=ties), battles,
-                       seed=seed)
-    rated = dict(wh.query("SELECT model, rating FROM arena_ratings WHERE benchmark = ? AND judge = ? AND lang = ?"
-                          " AND NOT predicted", [benchmark, judge, ALL]))
+                       dict(lang_ratings), seed=seed)
     predicted_rows = []
     for model, p in report["predicted"].items():
         rank = 1 + sum(rating > p["rating"] for rating in rated.values())
