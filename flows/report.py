@@ -1,4 +1,5 @@
-"""Report flow: the benchmark's self-contained HTML report, logged to MLflow and linked from a Prefect artifact."""
+"""Report flow: the benchmark's self-contained HTML report, logged to its evaluation's MLflow run and linked from a
+Prefect artifact."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from tasks.arena.report import write_report
+from tasks.arena.report import artifact_key, evaluation_run, log_report, write_report
 from tasks.errors import ConfigError
 from tasks.orchestration import flow_session
 from tasks.settings import resolve_home
-from tasks.tracking import tracked_run
+from tasks.tracking import tracked_run, tracking_uri
 
 
 class ReportParams(BaseModel):
@@ -26,12 +27,11 @@ class ReportParams(BaseModel):
 
 @flow(name="report", log_prints=True)
 def report_flow(params: ReportParams) -> list[dict]:
-    """Write the report; log it and its plots to this run's MLflow run; link it from a Prefect markdown artifact.
+    """Write the report; log it and its plots to the evaluation's MLflow run (this run's when the warehouse has no
+    completed evaluation of the benchmark); link it from a Prefect markdown artifact.
 
     A report is not a stage cell (it is rewritten every time): it returns no cells to print.
     """
-    import mlflow
-
     home = str(resolve_home(params.home))
     out = Path(params.out).resolve()
     with flow_session(home) as wh, tracked_run(wh, "report", params, flow_run.get_id()) as run:
@@ -40,15 +40,15 @@ def report_flow(params: ReportParams) -> list[dict]:
             raise ConfigError(f"benchmark {params.benchmark!r} has no leaderboard or arena ratings yet; run"
                               " `babelbench eval` or `babelbench arena` first")
         sections = write_report(wh, params.benchmark, out)
-        mlflow.log_artifact(str(out))
-        for section in sections:
-            for name, svg in section.figures.items():
-                if svg:
-                    mlflow.log_text(svg, f"plots/{section.name}/{name}")
+        evaluation = evaluation_run(wh, params.benchmark)
+        logged_to = evaluation or run.mlflow_run_id
+        log_report(tracking_uri(wh.home), logged_to, out, sections)
+        where = ("the evaluation's MLflow run" if evaluation else
+                 "this report's MLflow run (no completed evaluation of it in this warehouse)")
         create_markdown_artifact(
-            markdown=f"Report of **{params.benchmark}**: [{out.name}]({out.as_uri()}) — also in MLflow run"
-                     f" `{run.mlflow_run_id}` (artifact `{out.name}`).",
-            key=f"report-{params.benchmark.lower().replace('_', '-')}", description=f"Report of {params.benchmark}")
+            markdown=f"Report of **{params.benchmark}**: [{out.name}]({out.as_uri()}) — also in {where}"
+                     f" `{logged_to}` (artifact `{out.name}`, plots under `plots/`).",
+            key=artifact_key("report", params.benchmark), description=f"Report of {params.benchmark}")
         run.finish([])
-        print(f"report written to {out}")
+        print(f"report written to {out}; logged to MLflow run {logged_to}")
         return []

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
 from flows.arena import ArenaParams, arena_flow
-from tasks.arena.battles import ArenaConfig, judged_pairs
+from tasks.arena.battles import ArenaConfig, JudgingEstimate, judged_pairs
 from tasks.llm import Budget
 from tasks.warehouse.db import Warehouse
 from tests.fake_llm_server import FakeLLMServer, prompt_of
@@ -103,10 +107,92 @@ def test_a_judge_does_not_rate_its_own_system_unless_told() -> None:
     assert len(judged_pairs(["s1", "s2", "judge"], "judge", ArenaConfig(judge_own_system=True))) == 6
 
 
-def test_the_report_is_one_self_contained_file_that_a_browser_renders(arena_home: Path, tmp_path: Path) -> None:
-    import shutil
-    import subprocess
+def _prefect_artifact(key: str) -> str:
+    """The markdown of the latest Prefect artifact with ``key``, read back from the API."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.client.schemas.sorting import ArtifactSort
 
+    async def read() -> str:
+        async with get_client() as client:
+            artifacts = await client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])),
+                                                    sort=ArtifactSort.CREATED_DESC, limit=1)
+            return str(artifacts[0].data) if artifacts else ""
+
+    return asyncio.run(read())
+
+
+def test_the_cost_of_judging_every_language_is_shown_before_the_first_call(arena_home: Path,
+                                                                            server: FakeLLMServer) -> None:
+    (arena_home / "models.yaml").write_text(yaml.safe_dump({"models": [
+        {"name": "judge", "backend": "openai", "model": "judge-model", "base_url": server.base_url, "mode": "chat",
+         "max_concurrency": 4, "timeout": 20, "price_in": 2.0, "price_out": 10.0}]}))
+    shown: list[tuple[str, int]] = []  # (the estimate, how many requests the endpoint had received when it was logged)
+
+    class Snapshot(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("cost estimate"):
+                shown.append((record.getMessage(), len(server.calls)))
+
+    logger = logging.getLogger("tasks.arena.stages")
+    handler, level = Snapshot(logging.INFO), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    params = ArenaParams(benchmark="m", models=["s1", "s2", "s3"], judge="judge", arena=ArenaConfig(queries_per_lang=3),
+                         bootstrap=10, budget=Budget(max_usd=0.05), home=str(arena_home))
+    try:
+        arena_flow(params.model_copy(update={"budget": Budget(max_usd=5.0)}))
+        arena_flow(params)  # everything is cached now: nothing left to pay for
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    # by hand: 2 languages x 3 queries = 6 queries; 3 pairs x 2 orders = 6 ordered pairs; 36 requests of at most
+    # 256 answer tokens; the prompt's tokens are its characters / 4 (rounded up), read from what reached the endpoint
+    assert len(server.calls) == 36
+    prompt_tokens = sum(-(-sum(len(m["content"]) for m in call.body["messages"]) // 4) for call in server.calls)
+    tokens = prompt_tokens + 36 * 256
+    usd = (prompt_tokens * 2.0 + 36 * 256 * 10.0) / 1_000_000
+    (first, calls_before), (again, _) = shown
+    assert calls_before == 0
+    assert f"6 queries x 6 ordered pairs = 36 verdicts; not yet cached: at most ~{tokens} tokens, ~${usd:.4f};" \
+        " budget max_usd=5.0" in first
+    assert "at most ~0 tokens, ~$0.0000; budget max_usd=0.05" in again
+    assert again.removeprefix("cost estimate: ") in _prefect_artifact("babelbench-arena-estimate")
+    import mlflow
+
+    from tasks.tracking import tracking_uri
+
+    with Warehouse(arena_home) as wh:
+        first_run = wh.scalar("SELECT mlflow_run_id FROM runs WHERE flow = 'arena' ORDER BY started_at LIMIT 1")
+    mlflow.set_tracking_uri(tracking_uri(arena_home))
+    assert mlflow.get_run(first_run).data.metrics["estimate.judge_usd"] == pytest.approx(usd, rel=1e-12)
+
+
+def test_an_estimate_over_the_budget_says_so() -> None:
+    estimate = JudgingEstimate("j", queries=10, pairs=6, tokens=50_000, usd=0.5)
+    assert estimate.describe(Budget(max_usd=0.1, max_calls=20)) == (
+        "judging by j: 10 queries x 6 ordered pairs = 60 verdicts; not yet cached: at most ~50000 tokens, ~$0.5000;"
+        " budget max_usd=0.1, max_calls=20 (the estimate exceeds max_usd: judging stops there, a rerun with a larger"
+        " budget resumes)")
+    assert estimate.describe(Budget()).endswith("~$0.5000; no budget limit")
+
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
+
+
+def _rendered_dom(page: Path, profile: Path) -> str:
+    """The DOM headless Chromium (Debian's ``chromium``) built from a local page: a fresh profile, and no background
+    service that would reach the network.  Without Chromium the test is skipped, saying how to install it."""
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary is None:
+        pytest.skip("no chromium on this machine (Debian: apt-get install chromium): the rendered DOM is not checked")
+    profile.mkdir(parents=True)
+    return subprocess.run([binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+                          capture_output=True, text=True, timeout=120, check=True).stdout
+
+
+def test_the_report_is_one_self_contained_file_that_a_browser_renders(arena_home: Path, tmp_path: Path) -> None:
     import mlflow
 
     from flows.report import ReportParams, report_flow
@@ -120,18 +206,20 @@ def test_the_report_is_one_self_contained_file_that_a_browser_renders(arena_home
     # nothing to run or fetch: no script, no stylesheet link, no src/href to another resource (xmlns are names)
     assert "<script" not in html and "<link" not in html
     assert re.findall(r'(?:src|href)="(?!#|data:)([^"]+)"', html) == []  # in-page anchors and data: URIs only
+    # the file and its plots are in the evaluation's MLflow run (here the arena's), not in the report's own
     with Warehouse(arena_home) as wh:
-        mlflow_run_id = wh.scalar("SELECT mlflow_run_id FROM runs WHERE flow = 'report'")
+        runs = dict(wh.query("SELECT flow, mlflow_run_id FROM runs"))
     mlflow.set_tracking_uri(tracking_uri(arena_home))
-    logged = {a.path for a in mlflow.artifacts.list_artifacts(run_id=mlflow_run_id)}
+    logged = {a.path for a in mlflow.artifacts.list_artifacts(run_id=runs["arena"])}
     assert {"report.html", "plots"} <= logged
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("no chromium on this machine (Debian: apt-get install chromium): the rendered DOM is not checked")
-    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", out.as_uri()],
-                         capture_output=True, text=True, timeout=120, check=True).stdout
+    assert {a.path for a in mlflow.artifacts.list_artifacts(run_id=runs["arena"], artifact_path="plots/judge")} == {
+        "plots/judge/intervals.svg", "plots/judge/heatmap.svg"}
+    assert "report.html" not in {a.path for a in mlflow.artifacts.list_artifacts(run_id=runs["report"])}
+    assert f"the evaluation's MLflow run `{runs['arena']}`" in _prefect_artifact("report-m")
+    dom = _rendered_dom(out, tmp_path / "chromium-profile")
     # the browser parsed the ratings table in rating order, and both plots as SVG elements
     order = [system for system in re.findall(r'<tr data-system="(s\d)"', dom) if system != "s4"]
     assert order == ["s1", "s2", "s3"]
     assert dom.count("<svg") >= 2 and "Judge consistency across both orders: 1.00" in dom
     assert "s4 <em>(predicted from features)</em>" in dom and "Surrogate judge" in dom
+    assert '<tr data-ablation="without_language_and_support">' in dom and '<tr data-ablation="only_llm">' in dom

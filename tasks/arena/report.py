@@ -4,13 +4,19 @@ Everything the page needs is inside it — CSS inline, plots as inline SVG
 (matplotlib), no script and nothing fetched — so it opens offline and can be
 mailed or attached to an MLflow run as it is.  Per judge: the ratings over all
 languages with intervals and rank intervals, the judge's consistency and
-position bias, an interval plot, and a language × system heatmap of ratings.
+position bias, an interval plot, a language × system heatmap of ratings, and
+the surrogate judge's validation with its ablations.
+
+The report belongs to the evaluation it shows: the file and its plots are
+logged to the MLflow run of the benchmark's latest completed evaluation
+(``evaluate`` or ``arena`` flow), next to the metrics they illustrate.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +30,7 @@ from tasks.warehouse.atomic import atomic_write_text
 from tasks.warehouse.db import Warehouse
 
 TEMPLATES = Path(__file__).with_name("templates")
+EVALUATION_FLOWS = ("evaluate", "arena")
 
 
 @dataclass
@@ -138,3 +145,27 @@ def write_report(wh: Warehouse, benchmark: str, out: Path) -> list[JudgeSection]
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, html)
     return sections
+
+
+def evaluation_run(wh: Warehouse, benchmark: str) -> str | None:
+    """The MLflow run id of the benchmark's latest completed evaluation, None when it has none in this warehouse."""
+    return wh.scalar("SELECT mlflow_run_id FROM runs WHERE list_contains(?, flow) AND status = 'completed'"
+                     " AND (params->>'benchmark') = ? AND mlflow_run_id IS NOT NULL ORDER BY started_at DESC LIMIT 1",
+                     [list(EVALUATION_FLOWS), benchmark])
+
+
+def log_report(tracking_uri: str, mlflow_run_id: str, out: Path, sections: list[JudgeSection]) -> None:
+    """Attach the report and its plots (``plots/<judge>/<name>.svg``) to a run, finished or not."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri)
+    client.log_artifact(mlflow_run_id, str(out))
+    for section in sections:
+        for name, svg in section.figures.items():
+            if svg:
+                client.log_text(mlflow_run_id, svg, f"plots/{section.name}/{name}")
+
+
+def artifact_key(*parts: str) -> str:
+    """A Prefect artifact key from ``parts``: Prefect accepts only lowercase letters, digits and dashes."""
+    return re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
