@@ -17,7 +17,8 @@ from tasks.errors import ConfigError
 from tasks.settings import HOME_ENV
 
 EvalForce = Annotated[Optional[list[str]], force_option("inference, judging, scoring")]
-LEADERBOARD_COLUMNS = ("setting", "lang", "subset", "model", "metric", "value", "ci_low", "ci_high", "n", "mode")
+LEADERBOARD_COLUMNS = ("benchmark", "setting", "lang", "subset", "model", "metric", "value", "ci_low", "ci_high", "n",
+                       "mode", "judges")
 
 
 def evaluate(
@@ -27,14 +28,18 @@ def evaluate(
     settings: Annotated[Optional[str], typer.Option(help="Settings (default: all of the benchmark's).")] = None,
     judges: Annotated[str, typer.Option(help="Judges, comma-separated (ECLEKTIC: support judge; XRAG: a panel, "
                                               "majority vote; MKQA: none).")] = "local",
+    mkqa_mode: Annotated[str, typer.Option(help="MKQA scoring: improved (generative models) or official (the"
+                                                " published scorer's numbers, quirks included).")] = "improved",
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: EvalForce = None,
 ) -> None:
     """Ask every model each instance, judge the answers, and score them into the leaderboard."""
     from flows.evaluate import EvaluateParams, evaluate_flow
+    from tasks.metrics.leaderboard import ScoringConfig
 
     run_flow(evaluate_flow, lambda: EvaluateParams(
         benchmark=benchmark, models=split_list(models), langs=split_list(langs) if langs else None,
         settings=split_list(settings) if settings else None, judges=split_list(judges),
+        scoring=ScoringConfig(mkqa_mode=mkqa_mode),  # type: ignore[arg-type]
         budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []))
 
 

@@ -154,7 +154,7 @@ def test_a_bad_line_in_an_exported_collection_imports_nothing(corpus_home: Path,
     broken.write_text("\n".join([*lines[:2], '{"src_id": "x1", "src_query": "Velna", "tgt_results": []}', *lines[2:]])
                       + "\n", encoding="utf-8")
     with Warehouse(tmp_path / "other-home") as wh:
-        with pytest.raises(InputFormatError, match=r"en.de.full.jsonl at query x1: id 'x1' is not a page id"):
+        with pytest.raises(InputFormatError, match=r"en.de.full.jsonl at line 3: id 'x1' is not a page id"):
             import_dataset(wh, "clirmatrix", tmp_path / "out" / "t", None, None)
         assert wh.query("SELECT * FROM clir_collections") == []
         assert wh.scalar("SELECT count(*) FROM documents_raw") == 0

@@ -69,8 +69,16 @@ def eval_home(home: Path, server: FakeLLMServer) -> Path:
 
 def _board(home: Path) -> dict[tuple, tuple]:
     with Warehouse(home) as wh:
-        rows = wh.query("SELECT model, lang, metric, value, n FROM leaderboard WHERE benchmark = 'e'")
+        rows = wh.query("SELECT model, lang, metric, value, n FROM leaderboard WHERE benchmark = 'e' AND subset = 'all'")
     return {(m, lang, metric): (value, n) for m, lang, metric, value, n in rows}
+
+
+def _matrix(home: Path, model: str) -> dict[tuple, tuple]:
+    """(source, target, metric) → (value, pairs) of the closed-book source × target matrix."""
+    with Warehouse(home) as wh:
+        rows = wh.query("SELECT subset, lang, metric, value, n FROM leaderboard WHERE benchmark = 'e' AND model = ?"
+                        " AND setting = 'closed_book' AND subset LIKE 'source:%'", [model])
+    return {(subset.removeprefix("source:"), lang, metric): (value, n) for subset, lang, metric, value, n in rows}
 
 
 def test_an_evaluation_scores_each_model_by_the_protocol_and_a_rerun_is_free(eval_home: Path,
@@ -82,8 +90,14 @@ def test_an_evaluation_scores_each_model_by_the_protocol_and_a_rerun_is_free(eva
     # good: sources de:1/de and en:2/en accepted; pairs de:1→en ✓, de:1→fr ✗, en:2→de ✓, en:2→fr ✓
     assert board[("good", "all", "overall_success")] == (0.75, 4)
     assert board[("good", "all", "transfer")] == (0.75, 4)  # both sources accepted: the same 3 / 4
-    assert board[("good", "all", "source_accuracy")] == (1.0, 2)
+    assert board[("good", "all", "source_accuracy")] == (1.0, 4)  # pooled over the pairs, like the others
+    assert board[("good", "all", "source_question_accuracy")] == (1.0, 2)
     assert board[("good", "fr", "overall_success")] == (0.5, 2)  # de:1→fr ✗, en:2→fr ✓
+    matrix = _matrix(eval_home, "good")
+    assert {key: value for key, value in matrix.items() if key[2] == "overall_success"} == {
+        ("de", "en", "overall_success"): (1.0, 1), ("de", "fr", "overall_success"): (0.0, 1),
+        ("en", "de", "overall_success"): (1.0, 1), ("en", "fr", "overall_success"): (1.0, 1)}
+    assert matrix[("de", "fr", "transfer")] == (0.0, 1)
     assert board[("good", "en", "overall_success")] == (1.0, 1)
     # weak: nothing accepted, so no source answer either: transfer is undefined, not 0
     assert board[("weak", "all", "overall_success")] == (0.0, 4)
@@ -130,13 +144,14 @@ def test_the_leaderboard_command_prints_what_the_evaluation_stored(eval_home: Pa
     assert missing.exit_code == 2 and "no leaderboard for benchmark 'nope'" in missing.output
 
 
-def test_questions_asked_only_in_their_source_language_still_give_the_source_accuracy(eval_home: Path) -> None:
+def test_questions_asked_only_in_their_source_language_still_give_the_question_level_source_accuracy(eval_home: Path) -> None:
     with Warehouse(eval_home) as wh, wh.transaction() as cur:  # no translation passed its gate: no pairs
         cur.execute("DELETE FROM instances WHERE lang <> source_lang")
     evaluate_flow(EvaluateParams(benchmark="e", models=["good"], judges=["judge"], home=str(eval_home)))
     board = _board(eval_home)
-    assert board[("good", "all", "source_accuracy")] == (1.0, 2)  # de:1 in de, en:2 in en: both right
+    assert board[("good", "all", "source_question_accuracy")] == (1.0, 2)  # de:1 in de, en:2 in en: both right
     assert board[("good", "all", "overall_success")] == (None, 0)  # no pair: undefined, not 0
+    assert board[("good", "all", "source_accuracy")] == (None, 0)
 
 
 def test_a_budget_stopped_evaluation_resumes_without_sending_a_request_twice(eval_home: Path,

@@ -59,3 +59,28 @@ def test_an_mkqa_evaluation_scores_each_locale_against_its_gold_answers(home: Pa
     assert modes == {"improved"}
     # the baseline that always abstains scores the share of questions without a short answer: 2 of 8
     assert floor[("en", "f1")] == floor[("de", "f1")] == floor[("all", "f1")] == 25.0
+
+
+def test_the_eval_command_scores_mkqa_in_the_mode_it_is_given(home: Path) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    home.mkdir(parents=True)
+    (home / "models.yaml").write_text(yaml.safe_dump({"models": [
+        {"name": "abstain", "backend": "baseline", "model": "abstain"}]}))
+    with Warehouse(home) as wh:
+        import_dataset(wh, "mkqa", SAMPLE, "mk", ["en"])
+    command = ["--home", str(home), "eval", "--benchmark", "mk", "--models", "abstain", "--judges", ""]
+    wrong = CliRunner().invoke(app, [*command, "--mkqa-mode", "strict"])
+    assert wrong.exit_code == 2 and "mkqa_mode" in wrong.output
+    result = CliRunner().invoke(app, [*command, "--mkqa-mode", "official"])
+    assert result.exit_code == 0, result.output
+    with Warehouse(home) as wh:
+        rows = {(lang, metric): (value, mode) for lang, metric, value, mode in wh.query(
+            "SELECT lang, metric, value, mode FROM leaderboard WHERE benchmark = 'mk'")}
+    # The official scorer reads "I don't know." as an answer text, which matches no gold string, not even the
+    # empty one of the 2 questions without a short answer: EM 0 of 8.  Its F1 sweep starts from everyone
+    # abstaining (2 of 8 right) and admitting any answer only loses, so F1 stays at 25 (the threshold quirk).
+    # It scores a language as a whole, so there is no pooled row.
+    assert rows == {("en", "em"): (0.0, "official"), ("en", "f1"): (25.0, "official")}

@@ -38,6 +38,17 @@ def test_overall_success_transfer_and_source_accuracy_are_pooled_over_pairs() ->
     assert 0.0 <= low <= 0.5 <= high <= 1.0
 
 
+def test_source_accuracy_is_pooled_over_pairs_when_questions_have_different_numbers_of_targets() -> None:
+    # q1 (source de ✓) is asked in three targets, q2 (source en ✗) in one: 3 of the 4 pairs have an accepted
+    # source answer (a per-question average would say 1 of 2).  Successes: q1's en and fr → 2 of 4 pairs.
+    rows = [Judged("q1", "de", "de", True), Judged("q1", "de", "en", True), Judged("q1", "de", "fr", True),
+            Judged("q1", "de", "ja", False), Judged("q2", "en", "en", False), Judged("q2", "en", "de", True)]
+    result = eclektic_scores(rows, resamples=50)
+    assert (result["n_pairs"], result["source_accuracy"]) == (4, pytest.approx(3 / 4))
+    assert (result["overall_success"], result["transfer"]) == (pytest.approx(2 / 4), pytest.approx(2 / 3))
+    assert result["overall_success"] / result["transfer"] == pytest.approx(result["source_accuracy"])
+
+
 def test_transfer_is_undefined_when_no_source_answer_was_accepted() -> None:
     rows = [Judged("q", "en", "en", False), Judged("q", "en", "de", True)]
     result = eclektic_scores(rows, resamples=50)

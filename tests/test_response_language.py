@@ -44,3 +44,20 @@ def test_a_language_lingua_does_not_know_is_unsupported_never_guessed() -> None:
 def test_too_few_letters_to_identify() -> None:
     assert response_language("Berlin. [2]", "de") == ResponseLanguage("too_short")
     assert response_language("1999", "en").status == "too_short"
+
+
+@pytest.mark.parametrize("locale, reply", [
+    ("zh_tw", "台北是臺灣最大的城市之一，也是政府所在地。"),  # MKQA's locales narrow Chinese by region
+    ("zh-Hans", "长江是中国最长的河流，全长约六千三百公里。"),  # a BCP 47 script subtag
+    ("no", "Oslo er hovedstaden i Norge og landets største by."),  # MKQA's and Wikipedia's Norwegian: Bokmål
+    ("da", "København er hovedstaden i Danmark og landets største by."),  # a language outside the rules table
+])
+def test_locales_and_languages_outside_the_rules_table_are_detected_as_themselves(locale: str, reply: str) -> None:
+    found = response_language(reply, locale)
+    assert found.status == "ok" and found.switched_share == 0.0
+    assert found.target_prob > 0.5 > found.english_prob
+
+
+@pytest.mark.parametrize("code", ["zh-yue", "zh-min-nan", "xx"])
+def test_a_subtag_that_names_another_language_is_never_taken_for_its_neighbour(code: str) -> None:
+    assert response_language("粵語係香港同澳門嘅主要語言之一。", code) == ResponseLanguage("unsupported")

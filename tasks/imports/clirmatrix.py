@@ -89,10 +89,10 @@ def write(wh: Warehouse, directory: Path, name: str, langs: list[str] | None, fp
     for (src, tgt, split), path in files.items():
         if src not in chosen or tgt not in chosen:
             continue
-        for record in read_qrels_jsonl(path):
-            query = _page_id(record.src_id, path, f"query {record.src_id}")
+        for number, record in enumerate(read_qrels_jsonl(path), start=1):  # one record a line
+            query = _page_id(record.src_id, path, f"line {number}")
             titles[src][query] = record.src_query
-            qrels[(src, tgt)] += [(name, src, tgt, split, query, _page_id(doc, path, f"query {record.src_id}"), label,
+            qrels[(src, tgt)] += [(name, src, tgt, split, query, _page_id(doc, path, f"line {number}"), label,
                                    False) for doc, label in record.tgt_results]
     doc_langs = sorted({tgt for _, tgt in qrels})
     page_langs = sorted(set(doc_langs) | set(titles))

@@ -36,7 +36,7 @@ from tasks.errors import ConfigError
 from tasks.imports.common import chosen_langs, write_benchmark
 from tasks.json_lines import read_json_lines
 from tasks.stage import StageOutput
-from tasks.text.language_id import detect_language, lingua_supports
+from tasks.text.language_id import detect_language, lingua_code, lingua_supports
 from tasks.warehouse.db import Warehouse
 
 QUESTION_TYPES = frozenset({"aggregation", "comparison", "multihop", "set"})
@@ -88,7 +88,7 @@ def setting_of(record: dict[str, Any]) -> str:
         return "multilingual_retrieval" if "multi" in given else "monolingual_retrieval"
     lang = record["language"]
     if lang != "en" and lingua_supports(lang):
-        if any(detect_language(article[:DETECT_CHARS]) == lang for article in record["articles"]):
+        if any(detect_language(article[:DETECT_CHARS], lang) == lingua_code(lang) for article in record["articles"]):
             return "multilingual_retrieval"
     return "monolingual_retrieval"
 

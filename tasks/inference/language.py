@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tasks.inference.reading import strip_citations
-from tasks.text.language_id import confidence, detect_language, lingua_supports
+from tasks.text.language_id import confidence, detect_language, lingua_code
 from tasks.text.languages import all_rules
 from tasks.text.sentences import split_sentences
 
@@ -46,7 +46,8 @@ def _letters(text: str) -> int:
 
 def response_language(text: str, lang: str) -> ResponseLanguage:
     """How ``text``, answering a question in ``lang``, stands in lingua's eyes."""
-    if not lingua_supports(lang):
+    target = lingua_code(lang)
+    if target is None:
         return ResponseLanguage("unsupported")
     body = strip_citations(text).strip()
     if _letters(body) < MIN_LETTERS:
@@ -54,7 +55,8 @@ def response_language(text: str, lang: str) -> ResponseLanguage:
     # the target's sentence rules, then English's: a switch into English mid-answer ends its sentences the English way
     sentences = [part for sentence in (split_sentences(body, lang) if lang in all_rules() else [body])
                  for part in split_sentences(sentence, "en")]
-    placed = [detect_language(sentence) for sentence in sentences if _letters(sentence) >= MIN_LETTERS]
+    placed = [detect_language(sentence, lang) for sentence in sentences if _letters(sentence) >= MIN_LETTERS]
     placed = [found for found in placed if found is not None]
-    switched = sum(found != lang for found in placed) / len(placed) if placed else None
-    return ResponseLanguage("ok", detect_language(body), confidence(body, lang), confidence(body, "en"), switched)
+    switched = sum(found != target for found in placed) / len(placed) if placed else None
+    return ResponseLanguage("ok", detect_language(body, lang), confidence(body, lang, lang),
+                            confidence(body, "en", lang), switched)

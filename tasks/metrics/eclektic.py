@@ -7,7 +7,10 @@ success divides the successes by all pairs; transfer divides them by the
 pairs whose source answer was accepted, so a weak model that knows little
 can still transfer well — which is why overall success is the headline.
 Both are pooled over all pairs (not averaged per language pair), and their
-95% intervals resample questions, the unit that was sampled.
+95% intervals resample questions, the unit that was sampled.  Source
+accuracy is pooled over the same pairs (the share whose source answer was
+accepted), so that overall success ÷ transfer = source accuracy holds
+however many targets each question has.
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ def eclektic_scores(rows: Iterable[Judged], *, seed: int = 0, resamples: int = 1
     """
     questions = _questions(rows)
     successes, pairs, source_ok = _cell(questions.values())
+    n_pairs = sum(pairs)
     overall, overall_low, overall_high = clustered_ratio_ci(successes, pairs, n_resamples=resamples, seed=seed)
     transfer, transfer_low, transfer_high = clustered_ratio_ci(successes, source_ok, n_resamples=resamples, seed=seed)
     by_source: dict[str, list[_Question]] = defaultdict(list)
@@ -103,8 +107,7 @@ def eclektic_scores(rows: Iterable[Judged], *, seed: int = 0, resamples: int = 1
             matrix[source][target] = {"overall_success": _ratio(s, p), "transfer": _ratio(s, o), "n": p}
     return {
         "overall_success": overall, "transfer": transfer,
-        "source_accuracy": sum(q.source_ok for q in questions.values()) / len(questions) if questions else None,
-        "n_pairs": sum(pairs), "matrix": matrix,
+        "source_accuracy": _ratio(sum(source_ok), n_pairs), "n_pairs": n_pairs, "matrix": matrix,
         "ci": {"overall_success": [overall_low, overall_high], "transfer": [transfer_low, transfer_high]},
     }
 

@@ -24,7 +24,7 @@ from tasks.metrics.mkqa_data import GoldAnswer, GoldExample, Prediction
 from tasks.metrics.score import ALL, Score
 from tasks.metrics.xrag import PanelRow, majority, xrag_scores
 from tasks.stage import StageOutput
-from tasks.text.language_id import lingua_supports
+from tasks.text.language_id import lingua_code, lingua_supports
 from tasks.warehouse.db import Warehouse
 
 #: The metric each recipe's protocol leads with.
@@ -61,8 +61,10 @@ def eclektic_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str]
     """Per setting: overall success, transfer and source accuracy over all target languages and per target.
 
     Every setting's pairs take their source half from the closed-book answer in the source language; a
-    question evaluated without it cannot form pairs and is left out (said in the message).  The closed-book
-    source accuracy covers every question answered in its source language, paired or not.
+    question evaluated without it cannot form pairs and is left out (said in the message).  Source accuracy is
+    pooled over the pairs, like the file scorer's; ``source_question_accuracy`` is the closed-book share of
+    questions answered right in their source language, paired or not.  The source × target matrix is stored
+    as rows whose ``subset`` is ``source:<lang>`` and whose ``lang`` is the target.
     """
     rows = _judged_responses(wh, benchmark, model, judges)
     sources = {r["item_id"]: r for r in rows if r["setting"] == "closed_book" and r["lang"] == r["source_lang"]}
@@ -70,28 +72,40 @@ def eclektic_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str]
     for row in rows:
         if row["lang"] != row["source_lang"]:
             by_setting[row["setting"]].append(row)
-    scores: list[Score] = []
     orphans = {r["item_id"] for targets in by_setting.values() for r in targets} - set(sources)
+    scores: list[Score] = []
     if sources:
-        by_setting.setdefault("closed_book", [])  # source accuracy is reported even when no question has pairs
+        accepted = [majority(r["verdicts"]) for r in sources.values()]
+        scores.append(Score("closed_book", ALL, ALL, "source_question_accuracy", sum(accepted) / len(accepted),
+                            None, None, len(accepted)))
+        by_setting.setdefault("closed_book", [])  # its rows say "undefined" when no question has pairs
     for setting, targets in sorted(by_setting.items()):
         paired = {r["item_id"] for r in targets} & set(sources)
         judged = [_judged(r) for r in targets if r["item_id"] in sources]
         judged += [_judged(sources[item]) for item in (set(sources) if setting == "closed_book" else paired)]
-        if not judged:
-            continue
-        for lang in [ALL, *sorted({r.lang for r in judged if r.lang != r.source_lang})]:
-            subset = judged if lang == ALL else [r for r in judged if r.lang in (lang, r.source_lang)]
-            result = eclektic_scores(subset, seed=config.seed, resamples=config.resamples)
-            ci = result["ci"]
-            scores.append(Score(setting, lang, ALL, "overall_success", result["overall_success"],
-                                *ci["overall_success"], result["n_pairs"]))
-            scores.append(Score(setting, lang, ALL, "transfer", result["transfer"], *ci["transfer"], result["n_pairs"]))
-            if lang == ALL:
-                scores.append(Score(setting, ALL, ALL, "source_accuracy", result["source_accuracy"], None, None,
-                                    len({r.question_id for r in subset})))
+        if judged:
+            scores += _eclektic_setting(setting, judged, config)
     note = f"; {len(orphans)} question(s) without a source-language answer left out" if orphans else ""
     return scores, note
+
+
+def _eclektic_setting(setting: str, judged: list[Judged], config: ScoringConfig) -> list[Score]:
+    """One setting's pooled scores over all targets and per target, and its source × target matrix."""
+    scores: list[Score] = []
+    for lang in [ALL, *sorted({r.lang for r in judged if r.lang != r.source_lang})]:
+        subset = judged if lang == ALL else [r for r in judged if r.lang in (lang, r.source_lang)]
+        result = eclektic_scores(subset, seed=config.seed, resamples=config.resamples)
+        ci = result["ci"]
+        scores.append(Score(setting, lang, ALL, "overall_success", result["overall_success"],
+                            *ci["overall_success"], result["n_pairs"]))
+        scores.append(Score(setting, lang, ALL, "transfer", result["transfer"], *ci["transfer"], result["n_pairs"]))
+        if lang == ALL:
+            scores.append(Score(setting, ALL, ALL, "source_accuracy", result["source_accuracy"], None, None,
+                                result["n_pairs"]))
+            scores += [Score(setting, target, f"source:{source}", metric, cell[metric], None, None, cell["n"])
+                       for source, row in result["matrix"].items() for target, cell in row.items() if target != source
+                       for metric in ("overall_success", "transfer")]
+    return scores
 
 
 def _judged(row: dict) -> Judged:
@@ -114,7 +128,7 @@ def _language_ok(response: dict) -> bool | None:
     None when it was not checked (a failed response, a language lingua does not know, too few letters)."""
     if response["status"] != "ok" or response["language_status"] != "ok":
         return None
-    return response["detected_lang"] == response["lang"]
+    return response["detected_lang"] == lingua_code(response["lang"])
 
 
 def mkqa_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],

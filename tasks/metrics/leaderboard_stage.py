@@ -48,7 +48,8 @@ def leaderboard_rows(wh: Warehouse, benchmark: str, models: list[str] | None = N
     """The benchmark's leaderboard, best model first within each (setting, language, subset, metric)."""
     where = " AND list_contains(?, model)" if models else ""
     return wh.query_dicts(
-        "SELECT setting, lang, subset, model, metric, value, ci_low, ci_high, n, mode, judges FROM leaderboard"
+        "SELECT benchmark, setting, lang, subset, model, metric, value, ci_low, ci_high, n, mode, judges"
+        " FROM leaderboard"
         f" WHERE benchmark = ?{where}"
         " ORDER BY setting, lang = 'all' DESC, lang, subset = 'all' DESC, subset, metric, value DESC NULLS LAST, model",
         [benchmark, models] if models else [benchmark])

@@ -10,6 +10,7 @@ among all 75.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from lingua import Language, LanguageDetector, LanguageDetectorBuilder
@@ -18,40 +19,69 @@ from tasks.errors import ConfigError
 from tasks.text.languages import all_rules
 
 
+#: Codes that name a language lingua knows under another ISO 639-1 code: Norwegian (MKQA's and Wikipedia's
+#: ``no``) is written in Bokmål; Simple English is English; Taraškievica is Belarusian in another orthography.
+_ALIASES = {"no": "nb", "simple": "en", "be_tarask": "be"}
+
+#: BCP 47 subtags that only narrow a language: a script (4 letters) or a region (2 letters, 3 digits).
+_NARROWING = re.compile(r"^(?:[a-z]{4}|[a-z]{2}|[0-9]{3})$")
+
+
 @cache
 def _lingua_languages() -> dict[str, Language]:
     return {language.iso_code_639_1.name.lower(): language for language in Language.all()}
 
 
+def lingua_code(lang: str) -> str | None:
+    """The ISO 639-1 code lingua detects for ``lang``, or None when lingua cannot detect that language.
+
+    ``lang`` may be an ISO 639-1 code, a wiki code or an MKQA / BCP 47 locale: a script or region subtag
+    (``zh_cn``, ``zh-TW``, ``pt-BR``, ``zh-Hant``) narrows the language without changing it, so it is dropped;
+    any other subtag names another language (``zh-yue``, ``zh-min-nan``), which is never taken for its
+    neighbour.
+    """
+    code = lang.strip().lower().replace("-", "_")
+    primary, _, rest = code.partition("_")
+    if rest and all(_NARROWING.match(part) for part in rest.split("_")):
+        code = primary
+    code = _ALIASES.get(code, code)
+    return code if code in _lingua_languages() else None
+
+
 def lingua_supports(lang: str) -> bool:
-    """Whether lingua can detect the language of ISO 639-1 code ``lang``."""
-    return lang in _lingua_languages()
+    """Whether lingua can detect the language ``lang`` names (see :func:`lingua_code`)."""
+    return lingua_code(lang) is not None
 
 
 def lingua_language(lang: str) -> Language:
-    """lingua's language for an ISO 639-1 code; a code lingua does not know is a ConfigError naming it."""
-    try:
-        return _lingua_languages()[lang]
-    except KeyError:
+    """lingua's language for ``lang`` (see :func:`lingua_code`); one lingua does not know is a ConfigError naming it."""
+    code = lingua_code(lang)
+    if code is None:
         raise ConfigError(
             f"language {lang!r} is not one lingua can detect, so its language cannot be checked;"
             " lingua knows: " + ", ".join(sorted(_lingua_languages()))
-        ) from None
+        )
+    return _lingua_languages()[code]
 
 
 @cache
-def language_detector() -> LanguageDetector:
-    """One detector over the rules table's languages that lingua knows, and English (built once, models load lazily)."""
-    codes = sorted({lang for lang in all_rules() if lingua_supports(lang)} | {"en"})
-    return LanguageDetectorBuilder.from_languages(*(lingua_language(lang) for lang in codes)).build()
+def language_detector(expected: str | None = None) -> LanguageDetector:
+    """A detector over the rules table's languages that lingua knows, English and the ``expected`` code.
+
+    The language a text should be in is always among the candidates, even when the rules table lacks it (MKQA's
+    Danish, say), so it can be found; one detector per expected language is built once (models load lazily).
+    """
+    codes = {code for lang in all_rules() if (code := lingua_code(lang))} | {"en"} | ({expected} if expected else set())
+    return LanguageDetectorBuilder.from_languages(*(_lingua_languages()[code] for code in sorted(codes))).build()
 
 
-def detect_language(text: str) -> str | None:
-    """The ISO 639-1 code lingua sees in ``text``, or None when it sees none."""
-    language = language_detector().detect_language_of(text)
+def detect_language(text: str, expected: str | None = None) -> str | None:
+    """The ISO 639-1 code lingua sees in ``text`` (``expected`` among the candidates), or None when it sees none."""
+    language = language_detector(expected and lingua_code(expected)).detect_language_of(text)
     return language.iso_code_639_1.name.lower() if language is not None else None
 
 
-def confidence(text: str, lang: str) -> float:
-    """lingua's probability (0–1, among the detector's languages) that ``text`` is in ``lang``, which it must know."""
-    return language_detector().compute_language_confidence(text, lingua_language(lang))
+def confidence(text: str, lang: str, expected: str | None = None) -> float:
+    """lingua's probability (0–1, among the candidates of ``expected``'s detector) that ``text`` is in ``lang``."""
+    target = lingua_language(lang)
+    return language_detector(expected and lingua_code(expected)).compute_language_confidence(text, target)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from sacrebleu import sentence_chrf
 
 from tasks.text.entities import entity_matcher, language_names
-from tasks.text.language_id import detect_language, lingua_supports
+from tasks.text.language_id import detect_language, lingua_code
 from tasks.text.languages import rule_for
 from tasks.translate.config import TranslateConfig
 from tasks.translate.numbers import missing_numbers
@@ -118,11 +118,12 @@ def check_translation(
     reasons = []
     detected = None
     # a target lingua cannot detect is not checked (never judged by the nearest language lingua knows)
-    if lingua_supports(tgt_lang) and sum(ch.isalpha() for ch in text) >= config.min_detect_letters:
-        detected = detect_language(text)
+    expected = lingua_code(tgt_lang)
+    if expected is not None and sum(ch.isalpha() for ch in text) >= config.min_detect_letters:
+        detected = detect_language(text, tgt_lang)
         if detected is None:
             reasons.append(f"language: lingua recognises no language in the translation (expected {tgt_lang})")
-        elif detected != tgt_lang:
+        elif detected != expected:
             reasons.append(f"language: detected {detected}, expected {tgt_lang}")
     chrf = round_trip_chrf(back_text, source_text)
     if chrf < config.min_chrf:
