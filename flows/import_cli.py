@@ -1,5 +1,7 @@
 """``babelbench import``: published datasets as benchmarks, in the tables built benchmarks use.
 
+Each command runs the ``import`` flow (flows/imports.py), the one the ``import`` deployment runs.
+
 Every command takes ``--source``, ``--name``, ``--langs`` and ``--force``; the
 layout each reads is described in its ``--source`` help and in its module of
 ``tasks/imports/``.
@@ -7,12 +9,14 @@ layout each reads is described in its ``--source`` help and in its module of
 
 # no `from __future__ import annotations`: typer reads the options of the commands _file_command makes from
 # their annotations, which must be evaluated where the closure's values are
+import os
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from flows.cli_support import command_group, split_list, with_warehouse
+from flows.cli_support import command_group, run_flow, split_list
+from tasks.settings import HOME_ENV
 
 import_app = command_group("Import a published dataset as a benchmark (whole or not at all).")
 
@@ -22,12 +26,12 @@ Force = Annotated[bool, typer.Option(help="Import again even if these files were
 
 
 def _run(dataset: str, source: Path, name: str | None, langs: str | None, force: bool, **options: Any) -> None:
-    """Import on the warehouse and print what the import did."""
-    from tasks.imports.common import import_dataset
+    """Run the import flow (as a deployment run would) and print its stage cell."""
+    from flows.imports import ImportParams, import_flow
 
-    ref = with_warehouse(lambda wh: import_dataset(wh, dataset, source, name, split_list(langs) if langs else None,
-                                                   force=force, **options))
-    typer.echo(f"{name or dataset}: {ref.status} — {ref.message}")
+    run_flow(import_flow, lambda: ImportParams(dataset=dataset, source=str(source), name=name,
+                                               langs=split_list(langs) if langs else None, force=force,
+                                               home=os.environ[HOME_ENV], **options))
 
 
 def _file_command(dataset: str, default_name: str, source_help: str, doc: str) -> None:

@@ -7,8 +7,10 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -18,6 +20,7 @@ from tasks.warehouse.db import Warehouse
 from tests.conftest import shared_data
 
 REPO = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
 pytestmark = pytest.mark.slow
 
 
@@ -60,23 +63,164 @@ def registered(server: dict[str, str]) -> dict[str, str]:
     return server
 
 
-def _read_deployment(env: dict[str, str], name: str = "corpus/corpus-monthly") -> object:
-    async def read() -> object:
+def _api(env: dict[str, str], call: Callable[[Any], Awaitable[T]]) -> T:
+    """``call(client)`` with a Prefect client of the server in ``env``."""
+    async def run() -> T:
         from prefect.client.orchestration import get_client
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
         with temporary_settings({PREFECT_API_URL: env["PREFECT_API_URL"]}):
             async with get_client() as client:
-                return await client.read_deployment_by_name(name)
+                return await call(client)
 
-    return asyncio.run(read())
+    return asyncio.run(run())
+
+
+def _read_deployment(env: dict[str, str], name: str = "corpus/corpus-monthly") -> Any:
+    return _api(env, lambda client: client.read_deployment_by_name(name))
+
+
+def _automations(env: dict[str, str], deployment: Any) -> list[Any]:
+    """The automations a deployment's triggers made (they are owned by the deployment resource)."""
+    return _api(env, lambda client: client.read_resource_related_automations(f"prefect.deployment.{deployment.id}"))
+
+
+def _flow_runs_of(env: dict[str, str], deployment: Any) -> list[Any]:
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
+
+    return _api(env, lambda client: client.read_flow_runs(
+        deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment.id]))))
+
+
+def _delete_flow_runs(env: dict[str, str], runs: list[Any]) -> None:
+    """Remove runs an automation made, so the worker of a later test does not pick them up."""
+    async def delete(client: Any) -> None:
+        for run in runs:
+            await client.delete_flow_run(run.id)
+
+    _api(env, delete)
+
+
+def _wait_for(probe: Callable[[], T], what: str, timeout: float = 90) -> T:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = probe()
+        if found:
+            return found
+        time.sleep(1)
+    pytest.fail(f"{what} did not happen within {timeout:g} s")
+
+
+def _emit(env: dict[str, str], event: str, resource: dict[str, str], related: list[dict[str, str]]) -> None:
+    async def send() -> None:
+        from prefect.events import Event
+        from prefect.events.clients import PrefectEventsClient
+
+        async with PrefectEventsClient(api_url=env["PREFECT_API_URL"]) as events:
+            await events.emit(Event(event=event, resource=resource, related=related))
+
+    asyncio.run(send())
+
+
+CHAINED = {  # downstream deployment → (upstream deployment whose completed run starts it, automation name)
+    "clir-build/clir-build-monthly": ("corpus/corpus-monthly", "clir-build-after-corpus"),
+    "clir-eval/clir-eval": ("clir-build/clir-build-monthly", "clir-eval-after-build"),
+}
 
 
 def test_clir_deployments_are_registered(registered: dict[str, str]) -> None:
     build = _read_deployment(registered, "clir-build/clir-build-monthly")
     evaluate = _read_deployment(registered, "clir-eval/clir-eval")
     assert (build.entrypoint, evaluate.entrypoint) == ("flows/clir.py:clir_build_flow", "flows/clir.py:clir_eval_flow")
-    assert [s.active for s in build.schedules] == [False] and evaluate.schedules == []
+    assert build.schedules == [] and evaluate.schedules == []  # chained by triggers, not by cron offsets
+
+
+@pytest.mark.parametrize("name", sorted(CHAINED))
+def test_rebuilds_after_the_dump_refresh_are_chained_by_triggers_on_the_upstream_completion(
+        registered: dict[str, str], name: str) -> None:
+    from prefect.events.actions import RunDeployment
+
+    upstream_name, automation_name = CHAINED[name]
+    deployment, upstream = _read_deployment(registered, name), _read_deployment(registered, upstream_name)
+    [automation] = _automations(registered, deployment)
+    trigger = automation.trigger
+    assert automation.name == automation_name and automation.enabled
+    assert trigger.expect == {"prefect.flow-run.Completed"} and trigger.posture == "Reactive"
+    assert trigger.match_related.model_dump() == {"prefect.resource.role": "deployment",
+                                                  "prefect.resource.name": upstream_name.split("/")[1]}
+    [action] = automation.actions
+    assert isinstance(action, RunDeployment) and action.deployment_id == deployment.id
+    assert action.parameters == deployment.parameters  # the rebuild's own parameters, passed on
+
+    # a completed run of the upstream deployment (its event, as the server emits it) starts the downstream one
+    flow_run_id = uuid.uuid4()
+    _emit(registered, "prefect.flow-run.Completed",
+          {"prefect.resource.id": f"prefect.flow-run.{flow_run_id}", "prefect.resource.name": "upstream-run",
+           "prefect.state-type": "COMPLETED", "prefect.state-name": "Completed"},
+          [{"prefect.resource.id": f"prefect.deployment.{upstream.id}", "prefect.resource.role": "deployment",
+            "prefect.resource.name": upstream.name}])
+    runs = _wait_for(lambda: _flow_runs_of(registered, deployment), f"a {name} run started by the trigger")
+    try:
+        assert [run.parameters for run in runs] == [deployment.parameters]
+    finally:
+        _delete_flow_runs(registered, runs)
+
+
+def test_the_import_form_offers_every_published_dataset_as_a_choice(registered: dict[str, str]) -> None:
+    from tasks.imports.common import DATASETS
+
+    schema = _read_deployment(registered, "import/import").parameter_openapi_schema
+    form = schema["definitions"]["ImportParams"]["properties"]
+    assert set(form["dataset"]["enum"]) == set(DATASETS)
+    assert all(form[field].get("description") for field in ("dataset", "source", "name", "langs"))
+
+
+def test_an_added_model_is_announced_and_its_evaluation_is_started_by_the_trigger(registered: dict[str, str],
+                                                                                  tmp_path: Path) -> None:
+    from prefect.events.actions import RunDeployment
+    from prefect.events.filters import EventFilter, EventNameFilter
+
+    evaluate = _read_deployment(registered, "evaluate/evaluate")
+    [automation] = _automations(registered, evaluate)
+    assert automation.name == "evaluate-on-new-model" and automation.enabled
+    assert automation.trigger.expect == {"babelbench.model.added", "babelbench.model.updated"}
+    [action] = automation.actions
+    assert isinstance(action, RunDeployment) and action.deployment_id == evaluate.id
+    assert action.parameters["params"]["models"] == "{{ [event.resource.name] }}"  # renders the list
+
+    home = tmp_path / "models-home"
+    env = registered | {"BABELBENCH_HOME": str(home)}
+    env.pop("BABELBENCH_MODELS", None)
+    added = subprocess.run([sys.executable, "-m", "flows.cli", "models", "add", "--name", "served", "--backend", "openai",
+                            "--model", "m-1", "--base-url", "http://127.0.0.1:9/v1"],
+                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert "announced babelbench.model.added for 'served'" in added.stdout
+
+    def events(name: str) -> list[Any]:
+        return _api(registered, lambda client: client.read_events(
+            filter=EventFilter(event=EventNameFilter(name=[name])), limit=50)).events  # the server allows 50
+
+    [event] = _wait_for(lambda: [e for e in events("babelbench.model.added") if e.resource.id == "babelbench.model.served"],
+                        "the babelbench.model.added event")
+    assert event.resource.name == "served" and event.payload["backend"] == "openai"
+
+    # the trigger runs the evaluate deployment for that model, its name templated from the event
+    runs = _wait_for(lambda: [r for r in _flow_runs_of(registered, evaluate)
+                              if r.parameters["params"]["models"] == ["served"]], "an evaluation of the added model")
+    _delete_flow_runs(registered, runs)
+
+    # an edit of the registry file by hand is announced by the next load of the registry
+    registry = home / "models.yaml"
+    registry.write_text(registry.read_text() + "- {name: edited, backend: openai, model: m-2}\n")
+    listed = subprocess.run([sys.executable, "-m", "flows.cli", "models", "list"], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0 and "edited" in listed.stdout, listed.stdout + listed.stderr
+    _wait_for(lambda: [e for e in events("babelbench.model.added") if e.resource.id == "babelbench.model.edited"],
+              "the event of the hand edit")
+    runs = _wait_for(lambda: [r for r in _flow_runs_of(registered, evaluate)
+                              if r.parameters["params"]["models"] == ["edited"]], "an evaluation of the edited-in model")
+    _delete_flow_runs(registered, runs)
 
 
 ON_DEMAND = {  # deployment → (entrypoint, its parameter model, fields the form must offer)
@@ -90,6 +234,7 @@ ON_DEMAND = {  # deployment → (entrypoint, its parameter model, fields the for
     "report/report": ("flows/report.py:report_flow", "ReportParams", {"benchmark", "out"}),
     "rerun-stage/rerun-stage": ("flows/rerun.py:rerun_stage_flow", "RerunParams", {"stage", "scope", "langs"}),
     "backfill/backfill": ("flows/backfill.py:backfill_flow", "BackfillParams", {"langs"}),
+    "import/import": ("flows/imports.py:import_flow", "ImportParams", {"dataset", "source", "name", "langs", "force"}),
 }
 
 
@@ -126,6 +271,12 @@ def test_corpus_deployment_is_registered_with_typed_parameters_and_an_inactive_m
 def test_a_deployment_run_through_a_worker_fills_the_warehouse(registered: dict[str, str], tmp_path: Path) -> None:
     sample = shared_data("wikipedia-xml", "ukwiki-truncated-100k.xml.xz")
     home = tmp_path / "deployed-home"
+
+    async def pause_triggers(client: Any) -> None:  # the completed corpus run would start the chained rebuilds
+        for automation in await client.read_automations():
+            await client.pause_automation(automation.id)
+
+    _api(registered, pause_triggers)
     env = registered | {"BABELBENCH_REPO": str(REPO), "BABELBENCH_COMPUTE": "inline"}
     params = ('{"params": {"langs": ["uk"], "source": "%s", "kind": "xml", "max_docs": 25, "home": "%s", "progress": false}}'
               % (sample, home))

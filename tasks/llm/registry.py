@@ -8,11 +8,29 @@ hosted API) is an entry in that file, not a code change (the README's "QA
 recipes and models" section has an example).
 
 Errors name the file, the entry (position, line and name) and the field.
+
+Every load of a registry file checks whether it changed since the last load
+this home recorded (``.models.seen.json`` in the home: the file's content
+hash and one hash per entry).  A change is announced as Prefect events, one
+per model — ``babelbench.model.added``, ``babelbench.model.updated`` or
+``babelbench.model.removed``, resource ``babelbench.model.<name>`` — which the
+``evaluate`` deployment's ``evaluate-on-new-model`` trigger (prefect.yaml)
+answers by evaluating the model.  ``babelbench models add`` is an edit like
+any other.  The first load of a file only records it (a fresh home announces
+nothing), and a change is recorded only once it was sent to a Prefect API, so
+an edit made while none is configured is announced by the next load that has
+one.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import os
+import threading
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from tasks.errors import ConfigError
 from tasks.settings import DEFAULT_HOME, HOME_ENV
+
+log = logging.getLogger(__name__)
 
 MODELS_ENV = "BABELBENCH_MODELS"
 REGISTRY_FILE = "models.yaml"
@@ -107,9 +127,19 @@ def registry_path(home: Path | None = None) -> Path | None:
 
 
 def load_registry(path: Path | None = None, *, home: Path | None = None) -> Registry:
-    """The registry from ``path``, or from where :func:`registry_path` finds one, or the built-in one."""
+    """The registry from ``path``, or from where :func:`registry_path` finds one, or the built-in one.
+
+    A file that changed since the home last recorded it is announced (see the module notes).
+    """
     path = path if path is not None else registry_path(home)
-    return default_registry() if path is None else parse_registry(path)
+    if path is None:
+        return default_registry()
+    registry = parse_registry(path)
+    try:
+        notice_edits(path, registry, home=home)
+    except Exception as exc:  # noqa: BLE001 - announcing an edit must never stop a run that reads the registry
+        log.warning("%s: could not check the registry for edits: %s", path, exc)
+    return registry
 
 
 def parse_registry(path: Path) -> Registry:
@@ -166,3 +196,116 @@ def _describe(error: ValidationError) -> str:
         field = ".".join(str(p) for p in problem["loc"]) or "entry"
         parts.append(f"{field}: {problem['msg']}")
     return "; ".join(parts)
+
+
+# --- edits announced as Prefect events -------------------------------------------------------------------------
+
+SEEN_FILE = ".models.seen.json"
+MODEL_EVENTS = ("babelbench.model.added", "babelbench.model.updated", "babelbench.model.removed")
+_seen_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ModelChange:
+    """One model's change between two versions of a registry file, and whether its event reached a Prefect API."""
+
+    event: str
+    name: str
+    sent: bool = False
+
+
+def model_resource(name: str) -> dict[str, str]:
+    """The Prefect resource a model's events are about."""
+    return {"prefect.resource.id": f"babelbench.model.{name}", "prefect.resource.name": name}
+
+
+def _entry_hashes(registry: Registry) -> dict[str, str]:
+    return {spec.name: hashlib.sha256(json.dumps(spec.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+            for spec in registry.models}
+
+
+def _seen_path(home: Path | None) -> Path:
+    return (home if home is not None else Path(os.environ.get(HOME_ENV) or DEFAULT_HOME)).expanduser() / SEEN_FILE
+
+
+def _read_seen(path: Path) -> dict[str, Any]:
+    try:
+        seen = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return seen if isinstance(seen, dict) else {}
+
+
+def _write_seen(path: Path, seen: dict[str, Any]) -> None:
+    from tasks.warehouse.atomic import atomic_write_text
+
+    atomic_write_text(path, json.dumps(seen, indent=1, sort_keys=True) + "\n")
+
+
+def remember_registry(path: Path, registry: Registry, *, home: Path | None = None, content_hash: str = "") -> None:
+    """Record ``registry`` as what ``path`` was last seen holding, unless the home recorded the file already.
+
+    ``babelbench models add`` records the registry in effect before it creates a
+    file, so the first load of the new file announces the added model.
+    """
+    seen_path = _seen_path(home)
+    if not seen_path.parent.is_dir():
+        return
+    with _seen_lock:
+        seen = _read_seen(seen_path)
+        key = str(path.expanduser().resolve())
+        if key not in seen:
+            seen[key] = {"hash": content_hash, "models": _entry_hashes(registry)}
+            _write_seen(seen_path, seen)
+
+
+def notice_edits(path: Path, registry: Registry, *, home: Path | None = None) -> list[ModelChange]:
+    """Announce what changed in ``path`` since the home last recorded it (see the module notes); return the changes."""
+    seen_path = _seen_path(home)
+    if not seen_path.parent.is_dir():
+        return []
+    content_hash = hashlib.sha256(path.read_bytes()).hexdigest()
+    key = str(path.expanduser().resolve())
+    with _seen_lock:
+        seen = _read_seen(seen_path)
+        before = seen.get(key)
+        if isinstance(before, dict) and before.get("hash") == content_hash:
+            return []
+        after = _entry_hashes(registry)
+        if not isinstance(before, dict):  # first sighting: nothing to compare with
+            seen[key] = {"hash": content_hash, "models": after}
+            _write_seen(seen_path, seen)
+            return []
+        old: dict[str, str] = before.get("models") or {}
+        changes = ([ModelChange(MODEL_EVENTS[0], name) for name in after if name not in old]
+                   + [ModelChange(MODEL_EVENTS[1], name) for name in after if name in old and old[name] != after[name]]
+                   + [ModelChange(MODEL_EVENTS[2], name) for name in old if name not in after])
+        sent = [_emit(change, registry, path, content_hash) for change in changes]
+        if all(change.sent for change in sent):  # else keep the old record: the next load with an API announces it
+            seen[key] = {"hash": content_hash, "models": after}
+            _write_seen(seen_path, seen)
+        return sent
+
+
+def _emit(change: ModelChange, registry: Registry, path: Path, content_hash: str) -> ModelChange:
+    """Send one change's event to the configured Prefect API; ``sent`` False when there is none or it failed."""
+    from tasks.prefect_api import configured_api_url
+
+    if not configured_api_url():
+        log.info("%s: %s %s not announced: no Prefect API configured (PREFECT_API_URL)", path, change.event, change.name)
+        return change
+    from prefect.events import emit_event
+
+    payload: dict[str, Any] = {"registry": str(path), "model": change.name}
+    if change.event != MODEL_EVENTS[2]:
+        spec = registry.get(change.name)
+        payload |= {"backend": spec.backend, "provider_model": spec.model, "mode": spec.mode}
+    resource = model_resource(change.name) | {"babelbench.registry": str(path)}
+    # the same edit announced by two processes is one event (its id is the edit's), not two evaluations
+    event_id = uuid.uuid5(uuid.NAMESPACE_URL, f"{path}#{content_hash}#{change.event}#{change.name}")
+    event = emit_event(change.event, resource=resource, payload=payload, id=event_id)
+    if event is None:
+        log.warning("%s: could not send %s for %s to the Prefect API", path, change.event, change.name)
+        return change
+    log.info("announced %s: %s", change.event, change.name)
+    return ModelChange(change.event, change.name, sent=True)

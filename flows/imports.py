@@ -1,0 +1,49 @@
+"""Import flow: a published dataset (MKQA, ECLEKTIC, XRAG, MIRACL, CLIRMatrix) becomes a benchmark or collection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from prefect import flow
+from prefect.runtime import flow_run
+from pydantic import BaseModel, Field
+
+from tasks.imports.common import IMPORT
+from tasks.imports.stage import import_cell, import_stage
+from tasks.orchestration import collect_outcomes, flow_session
+from tasks.reporting import finish_run
+from tasks.settings import resolve_home
+from tasks.tracking import tracked_run
+
+Dataset = Literal["mkqa", "eclektic", "xrag", "miracl", "clirmatrix"]
+
+
+class ImportParams(BaseModel):
+    """Parameters of an import (a form in the Prefect UI)."""
+
+    dataset: Dataset = Field(description="The published layout of the source: mkqa (mkqa.jsonl.gz), eclektic"
+                                         " (eclektic_main.jsonl), xrag (xrag.dev/test.jsonl), miracl (a directory of"
+                                         " topics, qrels and corpus files: a MIRAGE benchmark) or clirmatrix (a"
+                                         " collection directory, as `clir export` writes it).")
+    source: str = Field(description="Path of the published file or directory, as the machine running the flow sees it.")
+    name: str | None = Field(None, description="Benchmark (or collection) name; default: the dataset's (mkqa,"
+                                               " eclektic, xrag; mirage for miracl), the directory's for clirmatrix.")
+    langs: list[str] | None = Field(None, description="Languages to keep; all the source has if empty.")
+    split: str = Field("dev", description="miracl only: the topics/qrels split to read (MIRAGE uses dev).")
+    home: str | None = Field(None, description="babelbench home (warehouse); default $BABELBENCH_HOME or ./.babelbench.")
+    force: bool = Field(False, description="Import again even if these files were imported unchanged.")
+
+
+@flow(name="import", log_prints=True)
+def import_flow(params: ImportParams) -> list[dict]:
+    """Read, check and write the dataset in one transaction, as the import stage's one cell."""
+    home = str(resolve_home(params.home))
+    source = Path(params.source).expanduser()
+    name, cell = import_cell(params.dataset, source, params.name)
+    options = {"split": params.split} if params.dataset == "miracl" else {}
+    force = frozenset({IMPORT.name} if params.force else set())
+    with flow_session(home) as wh, tracked_run(wh, "import", params, flow_run.get_id()) as run:
+        futures = {cell: {IMPORT.name: import_stage.submit(home, cell, params.dataset, str(source), name, params.langs,
+                                                           options, force, run.run_id)}}
+        return finish_run(run, "import", collect_outcomes(futures), home)
