@@ -19,7 +19,7 @@ from tasks.metrics.mkqa import score_files
 from tasks.metrics.mkqa_data import GoldAnswer, GoldExample, Prediction, read_gold, read_predictions
 from tasks.metrics.mkqa_improved import example_scores as improved_scores
 from tasks.metrics.mkqa_improved import improved_tokens
-from tasks.metrics.mkqa_official import official_tokens, score_language
+from tasks.metrics.mkqa_official import official_tokens, score_language, tokenize_all
 
 SAMPLE = Path(__file__).resolve().parents[1] / "tasks" / "sample" / "mkqa_sample.jsonl"
 
@@ -39,6 +39,19 @@ SAMPLE = Path(__file__).resolve().parents[1] / "tasks" / "sample" / "mkqa_sample
 def test_normalisation_in_each_mode(text: str, lang: str, official: tuple, improved: tuple) -> None:
     assert official_tokens(text, lang) == official
     assert improved_tokens(text, lang) == improved
+
+
+def test_a_language_s_strings_tokenised_together_equal_each_tokenised_alone() -> None:
+    # Joining must not change what happens at a string's edges: Greek's final sigma is lower-cased by its
+    # context ("ΟΔΟΣ" → "οδος" with a final ς), French's article pattern starts at a word boundary, and a
+    # string that contains the joining character itself is still tokenised right.
+    cases = {"el": ["ΟΔΟΣ", "ΣΟΦΙΑ ΚΑΙ ΛΟΓΟΣ", "Σ"], "fr": ["la Seine", "l'Orne!", "Lapin", "le\x00la"],
+             "ja": ["東京 大阪", "カ、ナ"], "en": ["The «Velna»!", "", "an apple, the pear"]}
+    for lang, texts in cases.items():
+        together = tokenize_all(texts, lang)
+        assert together == {text: official_tokens(text, lang) for text in texts if text}
+    assert tokenize_all(["ΟΔΟΣ"], "el")["ΟΔΟΣ"] == ("οδος",)
+    assert tokenize_all(["le\x00la", "la Seine"], "fr")["la Seine"] == ("seine",)
 
 
 def _gold(example_id: str, texts: list[str | None], kind: str = "entity", aliases: tuple[str, ...] = (),
