@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import csv
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
 from tasks.errors import ConfigError
-from tasks.warehouse import migrations
+from tasks.warehouse import db, migrations
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir
 
@@ -90,3 +94,79 @@ def test_language_rules_table_mirrors_the_csv(tmp_path: Path) -> None:
 def test_read_only_open_of_a_missing_warehouse_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="no warehouse at .*babelbench corpus ingest"):
         Warehouse(tmp_path / "nowhere", read_only=True)
+
+
+# -- several processes on one warehouse (see the module docstring of tasks/warehouse/db.py) ------------------------
+_WRITER = """
+import sys, time
+from pathlib import Path
+from tasks.warehouse.db import Warehouse
+wh = Warehouse(Path(sys.argv[1]))
+tag, n = sys.argv[2], int(sys.argv[3])
+print("ready", flush=True)
+for i in range(n):
+    with wh.transaction() as cur:
+        cur.execute("INSERT INTO ingest_issues VALUES (?, 's', 'en', 'x', ?, 'i', 'r')", [tag, str(i)])
+    print(i, flush=True)
+"""
+
+
+def _writer(home: Path, tag: str, n: int) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", _WRITER, str(home), tag, str(n)], cwd=Path(__file__).resolve().parents[1],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_the_file_is_held_only_while_operations_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(db, "LINGER_SECONDS", 0.2)
+    wh = Warehouse(tmp_path)
+    other = Warehouse(tmp_path)  # every Warehouse of one path in a process shares one connection
+    opens = wh._db.opens
+    with ThreadPoolExecutor(4) as pool:  # operations that overlap share the open file
+        assert set(pool.map(lambda i: other.scalar("SELECT ?", [i]) + wh.scalar("SELECT 0"), range(200))) == set(range(200))
+    assert wh._db.opens - opens <= 2
+    time.sleep(0.6)  # idle past the linger: closed, so a plain DuckDB of another process can open it
+    probe = subprocess.run([sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()",
+                            str(tmp_path / "warehouse.duckdb")], capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0, probe.stderr
+    assert wh.scalar("SELECT count(*) FROM language_rules") > 0  # and this process opens it again when needed
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
+    Warehouse(tmp_path).close()
+    writers = [_writer(tmp_path, tag, 60) for tag in ("a", "b")]
+    for writer in writers:
+        out, err = writer.communicate(timeout=300)
+        assert writer.returncode == 0, err
+    with Warehouse(tmp_path, read_only=True) as wh:
+        got = wh.query("SELECT fingerprint, count(*), count(DISTINCT position) FROM ingest_issues GROUP BY 1 ORDER BY 1")
+    assert got == [("a", 60, 60), ("b", 60, 60)]
+
+
+def test_a_busy_writer_does_not_starve_a_waiter(tmp_path: Path) -> None:
+    Warehouse(tmp_path).close()
+    writer = _writer(tmp_path, "busy", 100_000)  # commits back to back, and would keep the file forever if it could
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
+        writer.stdout.readline()  # it is writing
+        waits = []
+        for _ in range(5):
+            started = time.monotonic()
+            with Warehouse(tmp_path) as wh, wh.transaction() as cur:
+                cur.execute("INSERT INTO ingest_issues VALUES ('waiter', 's', 'en', 'x', '1', 'i', 'r')")
+            waits.append(time.monotonic() - started)
+            assert writer.poll() is None
+    finally:
+        writer.kill()
+        writer.wait()
+    assert max(waits) < 5, waits
+    with Warehouse(tmp_path, read_only=True) as wh:
+        assert wh.scalar("SELECT count(*) FROM ingest_issues WHERE fingerprint = 'waiter'") == 5
+        assert wh.scalar("SELECT count(*) FROM ingest_issues WHERE fingerprint = 'busy'") > 0
+
+
+def test_the_wait_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(db.WAIT_ENV, "soon")
+    with pytest.raises(ConfigError, match="BABELBENCH_WAREHOUSE_WAIT='soon': expected a number of seconds"):
+        db.wait_seconds()
+    monkeypatch.setenv(db.WAIT_ENV, "2.5")
+    assert db.wait_seconds() == 2.5
