@@ -2,10 +2,16 @@
 
 * ``features_vs_loop``: the deterministic features' responses/s as the
   features stage computes them (one batch per feature: one trec_eval run for
-  every citation ranking, one BLEU and one ROUGE scorer per language) ÷ a plain
-  loop computing the same values response by response with the same libraries
-  (``ir_measures.calc_aggregate`` per response, ``sacrebleu.sentence_bleu``,
-  a ROUGE scorer per response) — goal ≥ 10;
+  every citation ranking; each distinct reference tokenised once for BLEU and
+  ROUGE-L, BLEU from sacreBLEU's own statistics, the LCS by rapidfuzz) ÷ a
+  plain loop computing the same values response by response with the same
+  libraries (pytrec_eval per response, ``sacrebleu.sentence_bleu``,
+  rouge-score's ``RougeScorer.score`` with one scorer per language) — goal
+  ≥ 10. Inputs: instances in English, German and Chinese whose reference
+  answer (1-3 sentences of 8-28 words) is answered by ``SYSTEMS`` systems,
+  each answer paraphrasing part of the reference; every timed run gets freshly
+  generated inputs, so none profits from a cache an earlier run filled
+  (sacreBLEU's tokenizers memoise the lines they have seen);
 * ``bt_bootstrap_s``: 19 systems, ~17,000 battles (every pair on 50 queries in
   both orders), 200 tournaments — goal ≤ 1 s;
 * ``bt_vs_refit``: that time ÷ what refitting each tournament from its raw,
@@ -22,6 +28,8 @@ import argparse
 import itertools
 import random
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -30,61 +38,118 @@ import numpy as np  # noqa: E402
 
 from benchmarks._common import best_of, emit, per_second, say  # noqa: E402
 from tasks.arena.bradley_terry import Battle, ratings  # noqa: E402
-from tasks.features.deterministic import DETERMINISTIC, bleu_tokenizer  # noqa: E402
+from tasks.features.deterministic import DETERMINISTIC, bleu_tokenizer, rouge_words  # noqa: E402
 from tasks.features.inputs import FeatureInput  # noqa: E402
+from tasks.inference.refusals import is_refusal  # noqa: E402
 
-SENTENCES = {
-    "en": ["The river rises in the hills north of the old town.", "The bridge was opened in 1871 after nine years.",
-           "Most of the grain leaves the country through this harbour."],
-    "de": ["Der Fluss entspringt in den Hügeln nördlich der Altstadt.", "Die Brücke wurde 1871 eröffnet.",
-           "Das meiste Getreide verlässt das Land über diesen Hafen."],
-    "zh": ["这条河发源于老城北边的山丘。", "这座桥于1871年建成通车。", "大部分粮食经由这个港口运出。"],
+#: Per language, words by falling frequency: sentences drawn from them are Zipf-like and almost never repeat.
+WORDS = {
+    "en": ("the of in and a to was is by its from at with on for after as north south river bridge town harbour "
+           "city old new first built opened rises flows through hills grain country railway station market church "
+           "tower wall council king queen trade war fire flood century years nine twelve 1871 1923 1956 population "
+           "thousand people road coast island mountain lake valley east west rebuilt destroyed named founded "
+           "largest longest oldest museum university school factory mill canal port fishing"),
+    "de": ("der die das und in von zu mit den dem im ist war wurde nach auf für als am bei nördlich südlich Fluss "
+           "Brücke Stadt Hafen alte neue erste gebaut eröffnet entspringt fließt durch Hügel Getreide Land Bahnhof "
+           "Markt Kirche Turm Mauer Rat König Königin Handel Krieg Brand Hochwasser Jahrhundert Jahre neun zwölf "
+           "1871 1923 1956 Einwohner tausend Menschen Straße Küste Insel Berg See Tal Osten Westen wiederaufgebaut "
+           "zerstört benannt gegründet größte längste älteste Museum Universität Schule Fabrik Mühle Kanal"),
+    "zh": ("的 在 是 和 了 于 由 这条 这座 河 桥 城市 港口 老城 北边 南边 山丘 发源 流经 建成 通车 开放 粮食 铁路 车站 市场 "
+           "教堂 塔楼 城墙 议会 国王 王后 贸易 战争 火灾 洪水 世纪 年 九 十二 1871 1923 1956 人口 千 人 道路 海岸 "
+           "岛屿 山脉 湖泊 山谷 东部 西部 重建 摧毁 命名 创立 最大 最长 最古老 博物馆 大学 学校 工厂 磨坊 运河"),
 }
+SYSTEMS = 10  # responses per instance: the systems answering it share its reference
+
+
+def _words(rng: random.Random, lang: str, count: int) -> list[str]:
+    words = WORDS[lang].split()
+    return rng.choices(words, weights=[1 / (rank + 1) for rank in range(len(words))], k=count)
+
+
+def _sentence(rng: random.Random, lang: str) -> list[str]:
+    """8-28 words: about 18 on average, as in encyclopaedic prose."""
+    return _words(rng, lang, rng.randint(8, 28))
+
+
+def _text(sentences: list[list[str]], lang: str) -> str:
+    if lang == "zh":
+        return "".join("".join(words) + "。" for words in sentences)
+    return " ".join(f"{words[0][:1].upper()}{' '.join(words)[1:]}." for words in sentences)
+
+
+def _paraphrase(rng: random.Random, sentence: list[str], lang: str) -> list[str]:
+    """A system's rendering of a reference sentence: most words kept, some replaced, dropped or added."""
+    said = []
+    for word in sentence:
+        roll = rng.random()
+        if roll < 0.7:
+            said.append(word)
+        elif roll < 0.85:
+            said.extend(_words(rng, lang, 1))
+        elif roll < 0.95:
+            said.extend([word, *_words(rng, lang, 1)])
+    return said
 
 
 def _inputs(count: int, seed: int) -> list[FeatureInput]:
+    """Instances with a reference answer of 1-3 sentences, each answered by ``SYSTEMS`` systems.
+
+    A system paraphrases some of the reference's sentences and adds sentences of
+    its own, so answers overlap their reference partly and texts almost never repeat.
+    """
     rng = random.Random(seed)
     inputs = []
     for n in range(count):
-        lang = rng.choice(list(SENTENCES))
-        answer, reference = rng.choice(SENTENCES[lang]), rng.choice(SENTENCES[lang])
+        if n % SYSTEMS == 0:
+            lang = rng.choice(list(WORDS))
+            reference = [_sentence(rng, lang) for _ in range(rng.randint(1, 3))]
+            relevant = frozenset(f"d{k}" for k in range(rng.randint(1, 3)))
+        said = [_paraphrase(rng, sentence, lang) for sentence in reference if rng.random() < 0.8]
+        if not said or rng.random() < 0.5:
+            said.append(_sentence(rng, lang))  # a sentence of the system's own
+        answer = _text(said, lang)
         cited = tuple(rng.sample([f"d{k}" for k in range(8)], rng.randint(0, 4)))
-        inputs.append(FeatureInput(str(n), "sys", lang, "Which one?", "ok", answer, answer, answer, cited,
-                                   frozenset(f"d{k}" for k in range(rng.randint(1, 3))), {}, reference, False, "ok",
-                                   0.9, 0.05, 0.0))
+        inputs.append(FeatureInput(str(n // SYSTEMS), f"sys{n % SYSTEMS}", lang, "Which one?", "ok", answer, answer,
+                                   answer, cited, relevant, {}, _text(reference, lang), False, "ok", 0.9, 0.05, 0.0))
     return inputs
 
 
-def _batched(inputs: list[FeatureInput]) -> int:
-    return sum(len(compute(inputs)) for compute in DETERMINISTIC.values())
+def _batched(inputs: list[FeatureInput]) -> dict[str, float]:
+    """Each feature over every response as its stage cell computes it; the seconds each took."""
+    seconds = {}
+    for name, compute in DETERMINISTIC.items():
+        start = time.perf_counter()
+        compute(inputs)
+        seconds[name] = time.perf_counter() - start
+    return seconds
 
 
 def _loop(inputs: list[FeatureInput]) -> int:
-    """The same features, one response at a time, set-up included each time."""
-    import ir_measures
+    """The same features, one response at a time with each library's own per-item call."""
     import sacrebleu
+    from pytrec_eval import RelevanceEvaluator
     from rouge_score import rouge_scorer
 
-    from tasks.inference.refusals import is_refusal
-    from tasks.text.segment import tokenize
-
-    class Words:
-        def __init__(self, lang: str) -> None:
-            self.lang = lang
-
-        def tokenize(self, text: str) -> list[str]:
-            return [token.lower() for token in tokenize(text, self.lang)]
-
+    scorers = {lang: rouge_scorer.RougeScorer(["rougeL"], tokenizer=_RougeWords(lang)) for lang in WORDS}
     done = 0
     for item in inputs:
-        qrels = [ir_measures.Qrel("q", doc, 1) for doc in item.relevant]
-        run = [ir_measures.ScoredDoc("q", doc, float(-rank)) for rank, doc in enumerate(item.citations)]
-        ir_measures.calc_aggregate([ir_measures.AP @ 10, ir_measures.R @ 10], qrels, run)
+        ranking = {doc: float(-rank) for rank, doc in enumerate(dict.fromkeys(item.citations))}
+        RelevanceEvaluator({"q": dict.fromkeys(item.relevant, 1)}, {"map_cut.10", "recall.10"}).evaluate({"q": ranking})
         sacrebleu.sentence_bleu(item.answer_text, [item.reference], tokenize=bleu_tokenizer(item.lang))
-        rouge_scorer.RougeScorer(["rougeL"], tokenizer=Words(item.lang)).score(item.reference, item.answer_text)
+        scorers[item.lang].score(item.reference, item.answer_text)
         is_refusal(item.answer_text, item.lang)
         done += len(DETERMINISTIC)
     return done
+
+
+@dataclass(frozen=True)
+class _RougeWords:
+    """rouge-score's tokenizer interface over the words the feature uses."""
+
+    lang: str
+
+    def tokenize(self, text: str) -> list[str]:
+        return rouge_words(text, self.lang)
 
 
 def _battles(seed: int) -> tuple[list[Battle], np.ndarray]:
@@ -129,10 +194,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--refit-tournaments", type=int, default=10)
     args = parser.parse_args()
-    inputs = _inputs(args.responses, seed=3)
     say(f"features: {len(DETERMINISTIC)} deterministic features x {args.responses} responses")
-    batched = best_of("batched (the stage)", args.repeat, lambda: _batched(inputs))
-    loop = best_of("per-response loop", 1, lambda: _loop(inputs))
+    warm_up = _inputs(SYSTEMS * 10, seed=0)  # loads the segmenters and imports before anything is timed
+    _batched(warm_up)
+    _loop(warm_up)
+    # every timed run gets inputs of its own: none profits from what an earlier one left in a cache
+    fresh = [_inputs(args.responses, seed) for seed in range(1, args.repeat + 2)]
+    batched = best_of("batched (the stage)", args.repeat, lambda: _batched(fresh.pop()))
+    say("  where the batched time goes: " + ", ".join(f"{name} {spent:.3f} s"
+                                                    for name, spent in batched.result.items()))
+    loop = best_of("per-response loop", 1, lambda: _loop(fresh.pop()))
 
     battles, strengths = _battles(seed=0)
     say(f"Bradley-Terry: 19 systems, {len(battles)} battles, 200 tournaments")
@@ -145,6 +216,7 @@ def main() -> None:
          {"responses": args.responses, "features": len(DETERMINISTIC),
           "batched_responses_per_s": round(per_second(args.responses, batched.seconds)),
           "loop_responses_per_s": round(per_second(args.responses, loop.seconds)),
+          "features_vs_loop_cpu": round(loop.cpu_seconds / batched.cpu_seconds, 1),  # steadier on a busy machine
           "battles": len(battles), "bt_refit_200_s_estimated": round(refit_200, 2),
           "bt_rating_vs_truth_corr": round(float(np.corrcoef(fitted, strengths)[0, 1]), 4)},
          {"features_vs_loop": round(loop.seconds / batched.seconds, 1),

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import sacrebleu
+from rouge_score import rouge_scorer
 
 from flows.features import FeaturesParams, features_flow
-from tasks.features.deterministic import DETERMINISTIC
+from tasks.features.deterministic import DETERMINISTIC, answer_bleu, answer_rouge_l, bleu_tokenizer, rouge_words
 from tasks.features.inputs import feature_inputs
 from tasks.inference.language import response_language
 from tasks.inference.reading import citations
@@ -78,6 +82,46 @@ def test_rouge_segments_unspaced_scripts_into_words(wh: Warehouse) -> None:
     # 长江/是/中国/最长/的/河流 (reference, 6 words) vs 长江/是/最长/的/河流 (5): LCS 5, P 1, R 5/6 → F 10/11;
     # split on spaces, each sentence would be a single token and score 0
     assert _values(wh, "answer_rouge_l")[("i2", "sys")] == (pytest.approx(10 / 11), "ok")
+
+
+PIECES = {
+    "en": ["The", "the", "river", "River", "rises", "in", "hills", "l'homme", "don't", "3.14", "1,000", "1871", "co-op",
+           "U.S.", "&", '"quoted"', "naïve", "Straße", "—", ",", ".", "(", ")", "?", "x"],
+    "zh": ["长江", "是", "中国", "最长", "的", "河流", "。", "，", "2024年", "GDP", "发源于", "青藏高原", "它", "流经", "上海"],
+    "th": ["แม่น้ำ", "สะพาน", "เมือง", "ปี", " ", "1871"],
+}
+HAND_PAIRS = [("", "The river."), ("The river.", ""), ("", ""), ("...", "The river."), ("The river.", "The river."),
+              ("river the river the", "the river"), ("A b c d e", "e d c b a"), ("x", "y"), ("the the the", "the"),
+              ("The river rises. ", "The river rises."), ("长江是最长的河流", "长江是中国最长的河流")]
+
+
+def _random_pairs(lang: str, count: int, seed: int) -> list[tuple[str, str]]:
+    """Texts from a small vocabulary with punctuation, numbers and repeats: LCS and n-gram clipping both matter."""
+    rng = random.Random(seed)
+    joiner = " " if lang == "en" else ""
+
+    def text() -> str:
+        return joiner.join(rng.choices(PIECES[lang], k=rng.randint(0, 40)))
+
+    return [(text(), text()) for _ in range(count)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "th"])
+def test_batched_rouge_l_is_rouge_score_exactly(lang: str) -> None:
+    pairs = _random_pairs(lang, 300, seed=1) + HAND_PAIRS
+    words = SimpleNamespace(tokenize=lambda text: rouge_words(text, lang))  # rouge-score's tokenizer interface
+    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=words)
+    expected = [scorer.score(reference, hypothesis)["rougeL"].fmeasure for hypothesis, reference in pairs]
+    assert answer_rouge_l(pairs, lang) == expected
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "th"])
+def test_batched_bleu_is_sacrebleu_sentence_score_exactly(lang: str) -> None:
+    pairs = _random_pairs(lang, 300, seed=2) + HAND_PAIRS
+    pairs += [(hypothesis, pairs[0][1]) for hypothesis, _ in pairs[1:50]]  # one reference, many systems' answers
+    expected = [sacrebleu.sentence_bleu(hypothesis, [reference], tokenize=bleu_tokenizer(lang)).score
+                for hypothesis, reference in pairs]
+    assert answer_bleu(pairs, lang) == expected
 
 
 def test_language_features_and_extras(wh: Warehouse) -> None:

@@ -1,16 +1,18 @@
 """The features computed without a model: language, citations, overlap with a reference, and labelled extras.
 
 Each function takes a batch of responses and returns one :class:`Value` per
-response, in order; a batch shares its set-up (one BLEU scorer and one ROUGE
-scorer per language, one trec_eval run for all citation rankings), which is
-what makes them fast — see ``benchmarks/arena.py``.
+response, in order.  A batch shares what the responses share: one trec_eval
+run for all citation rankings, one BLEU scorer per language, and each
+distinct reference tokenised once (the systems answering an instance share
+its reference); ROUGE-L's LCS runs in rapidfuzz's C++ rather than
+rouge-score's Python, with the same result — see ``benchmarks/arena.py``.
 
 - ``target_language`` / ``english_language``: lingua's probabilities stored
   with the response (citations stripped); ``unsupported`` when lingua does not
   know the question's language.
 - ``citation_map_at_10`` / ``citation_recall_at_10``: the cited ids, in order
   of first appearance, as a ranking judged against the relevant passages
-  shown (trec_eval's ``map_cut.10`` and ``recall.10`` through ir-measures); no
+  shown (trec_eval's ``map_cut.10`` and ``recall.10`` through pytrec_eval); no
   citation scores 0; no relevant passage shown makes the feature not
   applicable.
 - ``answer_bleu`` (sacreBLEU, 0–100) and ``answer_rouge_l`` (ROUGE-L F, 0–1)
@@ -26,12 +28,15 @@ what makes them fast — see ``benchmarks/arena.py``.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import cast
 
-import ir_measures
-from rouge_score import rouge_scorer
+from pytrec_eval import RelevanceEvaluator
+from rapidfuzz.distance import LCSseq
+from rouge_score import scoring as rouge_scoring
 from sacrebleu.metrics import BLEU
 
 from tasks.features.inputs import FeatureInput
@@ -71,14 +76,15 @@ def _language(probability: Callable[[FeatureInput], float | None]) -> Compute:
     return _each(measure)
 
 
-def _citation(measure: ir_measures.Measure) -> Compute:
-    """One trec_eval run over every response whose instance showed relevant passages."""
+def _citation(measure: str) -> Compute:
+    """One trec_eval run (pytrec_eval's ``measure``) over every response whose instance showed relevant passages."""
     def batch(inputs: Sequence[FeatureInput]) -> list[Value]:
         judged = {str(n): item for n, item in enumerate(inputs) if item.status == "ok" and item.relevant}
-        qrels = [ir_measures.Qrel(key, doc, 1) for key, item in judged.items() for doc in sorted(item.relevant)]
-        run = [ir_measures.ScoredDoc(key, doc, float(len(item.citations) - rank))
-               for key, item in judged.items() for rank, doc in enumerate(dict.fromkeys(item.citations))]
-        scores = {metric.query_id: metric.value for metric in ir_measures.iter_calc([measure], qrels, run)}
+        qrels = {key: dict.fromkeys(item.relevant, 1) for key, item in judged.items()}
+        run = {key: {doc: float(len(item.citations) - rank) for rank, doc in enumerate(dict.fromkeys(item.citations))}
+               for key, item in judged.items()}
+        field = measure.replace(".", "_")  # how pytrec_eval names a measure's result: map_cut.10 -> map_cut_10
+        scores = {key: result[field] for key, result in RelevanceEvaluator(qrels, {measure}).evaluate(run).items()}
         values = []
         for n, item in enumerate(inputs):
             if item.status != "ok":
@@ -109,44 +115,112 @@ def _bleu(lang: str) -> BLEU:
     return BLEU(tokenize=bleu_tokenizer(lang), effective_order=True)
 
 
-class _WordTokenizer:
-    """ROUGE's tokenizer interface over the project's word segmentation of one language."""
-
-    def __init__(self, lang: str) -> None:
-        self.lang = lang
-
-    def tokenize(self, text: str) -> list[str]:
-        return [token.lower() for token in tokenize(text, self.lang)]
+Pair = tuple[str, str]  # (hypothesis, reference)
 
 
-@cache
-def _rouge(lang: str) -> rouge_scorer.RougeScorer:
-    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=_WordTokenizer(lang))
+def answer_bleu(pairs: Sequence[Pair], lang: str) -> list[float]:
+    """sacreBLEU's ``sentence_score(hypothesis, [reference]).score`` of each pair, each distinct reference read once.
+
+    The N systems answering an instance share its reference, so its n-grams
+    are counted once; each hypothesis is tokenised by the scorer's own
+    tokenizer and scored by sacreBLEU's ``compute_bleu`` from the same
+    statistics ``sentence_score`` gathers (``tests/test_features.py`` checks
+    the equality on many pairs).
+    """
+    scorer = _bleu(lang)
+    references = {reference: _ngrams(scorer, reference) for reference in {reference for _, reference in pairs}}
+    return [_sentence_bleu(scorer, _ngrams(scorer, hypothesis), references[reference])
+            for hypothesis, reference in pairs]
 
 
-def _overlap(score: Callable[[str, str, str], float]) -> Compute:
-    def measure(item: FeatureInput) -> Value:
-        if item.reference_is_own:
-            return Value(None, "excluded", "this system's answers are the reference: never scored against itself")
-        if not item.reference:
-            return Value(None, "not_applicable", "no reference answer")
-        return Value(score(item.answer_text, item.reference, item.lang))
-    return _each(measure)
+NGrams = tuple[list[Counter[tuple[str, ...]]], int]
 
 
-def answer_bleu(hypothesis: str, reference: str, lang: str) -> float:
-    return _bleu(lang).sentence_score(hypothesis, [reference]).score
+def _ngrams(scorer: BLEU, text: str) -> NGrams:
+    """sacreBLEU's ``extract_all_word_ngrams`` of ``text`` as ``scorer`` tokenises it, one counter per order.
+
+    Counted from shifted ``zip``s in C rather than tuple slices in a Python loop.
+    """
+    words = scorer._preprocess_segment(text).split()
+    orders = range(1, scorer.max_ngram_order + 1)
+    return [Counter(zip(*(words[shift:] for shift in range(order)))) for order in orders], len(words)
 
 
-def answer_rouge_l(hypothesis: str, reference: str, lang: str) -> float:
-    return _rouge(lang).score(reference, hypothesis)["rougeL"].fmeasure
+def _sentence_bleu(scorer: BLEU, hypothesis: NGrams, reference: NGrams) -> float:
+    """BLEU of one hypothesis against one reference from their n-grams, as ``BLEU._compute_segment_statistics``.
+
+    An order's matches are its n-grams' counts clipped by the reference's, summed in C over the shared n-grams.
+    """
+    (hypothesis_grams, hypothesis_length), (reference_grams, reference_length) = hypothesis, reference
+    correct = []
+    for ours, theirs in zip(hypothesis_grams, reference_grams, strict=True):
+        shared = ours.keys() & theirs.keys()
+        correct.append(sum(map(min, map(ours.__getitem__, shared), map(theirs.__getitem__, shared))))
+    total = [max(hypothesis_length - shift, 0) for shift in range(scorer.max_ngram_order)]
+    return BLEU.compute_bleu(correct, total, hypothesis_length, reference_length, smooth_method=scorer.smooth_method,
+                             smooth_value=scorer.smooth_value, effective_order=scorer.effective_order,
+                             max_ngram_order=scorer.max_ngram_order).score
+
+
+def rouge_words(text: str, lang: str) -> list[str]:
+    """ROUGE's tokens: the project's word segmentation of ``lang``, lower-cased (unspaced scripts by words)."""
+    return [token.lower() for token in tokenize(text, lang)]
+
+
+def answer_rouge_l(pairs: Sequence[Pair], lang: str) -> list[float]:
+    """rouge-score's ROUGE-L F (``RougeScorer(["rougeL"]).score(reference, hypothesis)``) of each pair.
+
+    rouge-score fills its LCS table in pure Python, which is most of the cost
+    of the feature; rapidfuzz's bit-parallel LCS gives the same length. Each
+    distinct text is segmented once and its words numbered in one vocabulary,
+    so LCS compares integers that stand for exactly one word each.
+    """
+    vocabulary: dict[str, int] = {}
+    ids = {text: [vocabulary.setdefault(word, len(vocabulary)) for word in rouge_words(text, lang)]
+           for text in {text for pair in pairs for text in pair}}
+    return [_lcs_f(ids[reference], ids[hypothesis]) for hypothesis, reference in pairs]
+
+
+def _lcs_f(target: list[int], prediction: list[int]) -> float:
+    """rouge-score's ``_score_lcs(target, prediction).fmeasure``, with the LCS length from rapidfuzz."""
+    if not target or not prediction:
+        return 0.0
+    common = LCSseq.similarity(target, prediction)
+    return rouge_scoring.fmeasure(common / len(prediction), common / len(target))
+
+
+def _unscored(item: FeatureInput) -> Value | None:
+    """Why ``item`` gets no overlap score, or None when it is scored against its reference."""
+    if item.status != "ok":
+        return NO_RESPONSE
+    if item.reference_is_own:
+        return Value(None, "excluded", "this system's answers are the reference: never scored against itself")
+    if not item.reference:
+        return Value(None, "not_applicable", "no reference answer")
+    return None
+
+
+def _overlap(scores: Callable[[Sequence[Pair], str], list[float]]) -> Compute:
+    """Scores the responses that have a reference other than their own system's answer, one call per language."""
+    def batch(inputs: Sequence[FeatureInput]) -> list[Value]:
+        values = [_unscored(item) for item in inputs]
+        by_lang: dict[str, list[int]] = {}
+        for n, value in enumerate(values):
+            if value is None:
+                by_lang.setdefault(inputs[n].lang, []).append(n)
+        for lang, positions in by_lang.items():
+            pairs = [(inputs[n].answer_text, inputs[n].reference or "") for n in positions]
+            for n, score in zip(positions, scores(pairs, lang), strict=True):
+                values[n] = Value(score)
+        return cast(list[Value], values)
+    return batch
 
 
 DETERMINISTIC: dict[str, Compute] = {
     "target_language": _language(lambda item: item.target_prob),
     "english_language": _language(lambda item: item.english_prob),
-    "citation_map_at_10": _citation(ir_measures.AP @ 10),
-    "citation_recall_at_10": _citation(ir_measures.R @ 10),
+    "citation_map_at_10": _citation("map_cut.10"),
+    "citation_recall_at_10": _citation("recall.10"),
     "answer_bleu": _overlap(answer_bleu),
     "answer_rouge_l": _overlap(answer_rouge_l),
     "extra_answer_chars": _each(lambda item: Value(float(len(item.answer_text)))),
