@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 from pydantic import BaseModel
 
 from tasks.stage import StageRef
@@ -105,16 +106,21 @@ _active_lock = threading.Lock()
 def mark_crashed_runs(wh: Warehouse) -> list[str]:
     """Mark ``crashed`` every run left ``running`` by a process that died; return their run ids.
 
-    Only one process can hold the warehouse open for writing, and this one
-    does: a ``running`` row that is not one of this process's live runs belongs
-    to a process that was killed before it could record its end. Its MLflow run
-    is ended as KILLED and its Prefect flow run, still shown as Running in the
-    UI, is set to Crashed.
+    Several processes may run flows on one warehouse at once, so a ``running``
+    row is taken for a crash only when its process is gone: one of this
+    process's rows that is not among its live runs, a row of another process
+    on this host whose pid no longer exists, or a row recorded on another host
+    (a warehouse lives on one machine's disk, so a run recorded elsewhere — a
+    restored copy, a renamed host — cannot still be running against it). Its
+    MLflow run is ended as KILLED and its Prefect flow run, still shown as
+    Running in the UI, is set to Crashed.
     """
     with _active_lock:
         live = set(_active_runs)
-    stale = [(run_id, flow_run_id, mlflow_run_id) for run_id, flow_run_id, mlflow_run_id in wh.query(
-        "SELECT run_id, prefect_flow_run_id, mlflow_run_id FROM runs WHERE status = 'running'") if run_id not in live]
+    here, me = socket.gethostname(), os.getpid()
+    stale = [(run_id, flow_run_id, mlflow_run_id) for run_id, flow_run_id, mlflow_run_id, pid, host in wh.query(
+        "SELECT run_id, prefect_flow_run_id, mlflow_run_id, pid, host FROM runs WHERE status = 'running'")
+        if not _may_be_alive(run_id, pid, host, live, here, me)]
     if not stale:
         return []
     with wh.transaction() as cur:
@@ -129,6 +135,15 @@ def mark_crashed_runs(wh: Warehouse) -> list[str]:
         if flow_run_id:
             _crash_prefect_flow_run(flow_run_id)
     return [run_id for run_id, _, _ in stale]
+
+
+def _may_be_alive(run_id: str, pid: int | None, host: str | None, live: set[str], here: str, me: int) -> bool:
+    """Whether the process that recorded a ``running`` row may still be running it (see :func:`mark_crashed_runs`)."""
+    if pid is None or host != here:
+        return False
+    if pid == me:
+        return run_id in live
+    return psutil.pid_exists(pid)
 
 
 def _end_mlflow_run(home: Path, mlflow_run_id: str) -> None:

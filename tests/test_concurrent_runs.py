@@ -173,9 +173,6 @@ def test_a_waiter_gives_up_with_a_clear_message_when_the_holder_never_releases(
     assert Warehouse(home, read_only=True).scalar("SELECT count(*) FROM runs") == 0
 
 
-@pytest.mark.xfail(strict=True, reason="tasks/tracking.py: mark_crashed_runs takes every `running` row of another process"
-                   " for a crash (it assumed one process per warehouse); a second flow run marks the first crashed"
-                   " until that one finishes")
 def test_a_run_of_another_live_process_is_not_marked_crashed(home: Path) -> None:
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     try:
@@ -184,6 +181,9 @@ def test_a_run_of_another_live_process_is_not_marked_crashed(home: Path) -> None
                 cur.execute("INSERT INTO runs (run_id, flow, started_at, status, params, code_version, pid, host)"
                             " VALUES ('other', 'corpus', now(), 'running', '{}', 'v', ?, ?)", [other.pid, socket.gethostname()])
             assert mark_crashed_runs(wh) == []
+            other.kill()
+            other.wait()
+            assert mark_crashed_runs(wh) == ["other"]  # once its process is gone, the run is a crash
     finally:
         other.kill()
         other.wait()
