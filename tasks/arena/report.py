@@ -73,11 +73,17 @@ def _interval_plot(rows: list[dict[str, Any]]) -> str:
 
     ordered = rows[::-1]  # best at the top
     figure, axes = plt.subplots(figsize=(6, 0.4 * len(rows) + 1))
-    centres = [r["rating"] for r in ordered]
-    # a mean of skewed tournaments (a system that never loses) can sit outside its percentile interval: no negative bar
-    axes.errorbar(centres, range(len(ordered)), fmt="o", capsize=3,
-                  xerr=[[max(0.0, r["rating"] - r["ci_low"]) for r in ordered],
-                        [max(0.0, r["ci_high"] - r["rating"]) for r in ordered]])
+    # judged and predicted ratings drawn apart, so a rating the judge never gave does not pass for one
+    for predicted, style in ((False, {"fmt": "o", "color": "C0", "label": "judged"}),
+                             (True, {"fmt": "o", "color": "#888", "mfc": "white", "label": "predicted from features"})):
+        shown = [(y, r) for y, r in enumerate(ordered) if bool(r["predicted"]) == predicted]
+        if shown:
+            # a mean of skewed tournaments (a system that never loses) can sit outside its percentile interval
+            axes.errorbar([r["rating"] for _, r in shown], [y for y, _ in shown], capsize=3, **style,
+                          xerr=[[max(0.0, r["rating"] - r["ci_low"]) for _, r in shown],
+                                [max(0.0, r["ci_high"] - r["rating"]) for _, r in shown]])
+    if any(r["predicted"] for r in rows):
+        axes.legend(loc="lower right", fontsize=8)
     axes.set_yticks(range(len(ordered)), [r["model"] for r in ordered])
     axes.axvline(0.0, color="#999", linewidth=0.8)
     axes.set_xlabel("Bradley–Terry rating (logit)")
@@ -92,15 +98,16 @@ def _heatmap(by_lang: dict[str, dict[str, float]], systems: list[str]) -> str:
 
     langs = sorted(by_lang)
     values = [[by_lang[lang].get(system, float("nan")) for system in systems] for lang in langs]
+    limit = max(1.0, *(abs(v) for row in values for v in row if v == v))
     figure, axes = plt.subplots(figsize=(1.0 * len(systems) + 2, 0.5 * len(langs) + 1.5))
-    image = axes.imshow(values, cmap="RdBu", vmin=-max(1.0, *(abs(v) for row in values for v in row if v == v)),
-                        vmax=max(1.0, *(abs(v) for row in values for v in row if v == v)), aspect="auto")
+    image = axes.imshow(values, cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
     axes.set_xticks(range(len(systems)), systems, rotation=30, ha="right")
     axes.set_yticks(range(len(langs)), langs)
     for y, row in enumerate(values):
         for x, value in enumerate(row):
-            if value == value:
-                axes.text(x, y, f"{value:+.2f}", ha="center", va="center", fontsize=8)
+            if value == value:  # white on the dark ends of the scale, where black would not read
+                axes.text(x, y, f"{value:+.2f}", ha="center", va="center", fontsize=8,
+                          color="white" if abs(value) > 0.6 * limit else "black")
     figure.colorbar(image, ax=axes, label="rating")
     return _svg(figure)
 
@@ -124,7 +131,9 @@ def judge_sections(wh: Warehouse, benchmark: str) -> list[JudgeSection]:
         section = JudgeSection(judge, overall, dict(by_lang), _share(first.get("consistency")),
                                _share(first.get("first_position_rate")), json.loads(report) if report else None)
         section.figures = {"intervals.svg": _interval_plot(overall) if overall else "",
-                           "heatmap.svg": _heatmap(section.by_lang, [r["model"] for r in overall]) if by_lang else ""}
+                           # predicted systems have no rating per language: no empty column for them
+                           "heatmap.svg": _heatmap(section.by_lang, [r["model"] for r in overall if not r["predicted"]])
+                           if by_lang else ""}
         sections.append(section)
     return sections
 
