@@ -23,6 +23,11 @@ from tasks.warehouse.db import Warehouse
 NOT_RUN = "not run: "
 
 
+def artifact_key(*parts: str) -> str:
+    """A Prefect artifact key from ``parts``: Prefect accepts only lowercase letters, digits and dashes."""
+    return re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
+
+
 @dataclass(frozen=True)
 class Spending:
     """What one flow run paid for model calls, and its limits."""

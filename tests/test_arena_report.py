@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tasks.arena.report import artifact_key, evaluation_run
+from tasks.arena.report import evaluation_run
+from tasks.reporting import artifact_key
 from tasks.warehouse.db import Warehouse
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -173,8 +172,3 @@ def log_report(tracking_uri: str, mlflow_run_id: str, out: Path, sections: list[
         for name, svg in section.figures.items():
             if svg:
                 client.log_text(mlflow_run_id, svg, f"plots/{section.name}/{name}")
-
-
-def artifact_key(*parts: str) -> str:
-    """A Prefect artifact key from ``parts``: Prefect accepts only lowercase letters, digits and dashes."""
-    return re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")

@@ -18,6 +18,7 @@ from tasks.judging.pointwise import KINDS
 from tasks.llm import template_hash
 from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, score_model
 from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
+from tasks.reporting import artifact_key
 from tasks.stage import ReadFields, Stage, StageRef, digest, run_stage
 from tasks.tracking import TrackedRun, mlflow_name
 from tasks.version import code_version
@@ -62,7 +63,7 @@ def report_evaluation(wh: Warehouse, benchmark: str, models: list[str], run: Tra
         _log_model_run(wh, benchmark, model, [r for r in rows if r["model"] == model])
     headline = [r for r in rows if r["lang"] == "all" and r["subset"] == "all" and r["metric"] in HEADLINE.values()]
     if headline:
-        create_table_artifact(table=headline, key=f"leaderboard-{mlflow_name(benchmark).lower().replace('_', '-')}",
+        create_table_artifact(table=headline, key=artifact_key("leaderboard", benchmark),
                               description=f"Leaderboard of {benchmark}: pooled over languages, 95% intervals")
     for row in headline:
         print(f"{benchmark} {row['setting']:<26} {row['model']:<16} {row['metric']:<16} {_shown(row)}")
