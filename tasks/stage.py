@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tasks.version import code_version
 from tasks.warehouse.db import Warehouse
+from tasks.warehouse.lake import settle_writes, sweep_abandoned, track_writes
 
 log = logging.getLogger(__name__)
 
@@ -178,8 +180,18 @@ def run_stage(
         log.info("%s[%s]: cache hit (%s)", stage.name, cell, fp[:12])
         return StageRef(stage=stage.name, cell=cell, fingerprint=fp, status="cached", rows=rows, issues=issues, message=message)
     log.info("%s[%s]: computing (%s)", stage.name, cell, fp[:12])
+    _sweep_once(wh, run_id)
     try:
-        output = compute(fp)
+        with track_writes() as written:
+            try:
+                output = compute(fp)
+            except BaseException:
+                try:
+                    settle_writes(wh, written)  # the attempt's unregistered shards are deleted
+                except Exception as cleanup:  # noqa: BLE001 - the compute's own error is the one to report
+                    log.warning("%s[%s]: could not clean up after the failure: %s", stage.name, cell, cleanup)
+                raise
+            settle_writes(wh, written)  # registered folders lose their writer marker, others go
     except Exception as exc:
         _record(wh, stage, cell, fp, config_fields, input_fps, "failed", None, 0, f"{type(exc).__name__}: {exc}", started, clock, run_id)
         raise
@@ -190,6 +202,27 @@ def run_stage(
         stage=stage.name, cell=cell, fingerprint=fp, status="computed",
         rows=output.rows, issues=len(output.issues), message=output.message,
     )
+
+
+_swept: set[tuple[str, str | None]] = set()
+_swept_lock = threading.Lock()
+
+
+def _sweep_once(wh: Warehouse, run_id: str | None) -> None:
+    """Before a flow run's first computation: delete the lake folders of runs that died mid-stage.
+
+    Once per flow run (per process without a run id): a killed process could
+    not clean up after itself, and its folders are found by the marker it left.
+    """
+    key = (str(wh.home.resolve()), run_id)
+    with _swept_lock:
+        if key in _swept:
+            return
+        _swept.add(key)
+    try:
+        sweep_abandoned(wh)
+    except Exception as exc:  # noqa: BLE001 - garbage collection must never fail a stage
+        log.warning("could not sweep abandoned lake folders under %s: %s", wh.lake_root, exc)
 
 
 def _record(

@@ -33,7 +33,9 @@ A build keeps every document's words in memory until bm25s has scored them
 themselves; the index takes about 1 KB per such document on disk). It is
 published atomically: the index is written to a fresh hidden directory
 beside ``path`` and ``path`` is a symlink switched to it with one rename, so
-a reader always sees a complete index, old or new.
+a reader always sees a complete index, old or new. The hidden directory
+carries its writer's marker until it is published, so the next build in the
+same folder deletes what a killed build left half written.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ from tasks.index.base import (
     read_info,
     resolve_info,
 )
+from tasks.warehouse import writers
 from tasks.warehouse.atomic import atomic_write_text
 
 logger = logging.getLogger(__name__)
@@ -238,6 +241,17 @@ def _check_replaceable(path: Path) -> None:
         raise ConfigError(f"{path} exists and is not an index published by babelbench; move it away or choose another path")
 
 
+def _remove_abandoned(folder: Path) -> None:
+    """Delete the build folders in ``folder`` that no published index points at and nobody will finish: those of
+    builds killed before publishing (their writer died; see :mod:`tasks.warehouse.writers`)."""
+    published = {entry.resolve() for entry in folder.iterdir() if entry.is_symlink()}
+    for entry in folder.iterdir():
+        if entry.name.startswith(".") and entry.is_dir() and not entry.is_symlink() and entry.resolve() not in published:
+            if writers.abandoned(entry):
+                logger.info("removing %s, an index build that never finished", entry)
+                shutil.rmtree(entry, ignore_errors=True)
+
+
 def _publish(data: Path, path: Path) -> None:
     """Point ``path`` at ``data`` with one atomic rename, then delete the index it pointed at before."""
     previous = path.parent / os.readlink(path) if path.is_symlink() else None
@@ -269,8 +283,9 @@ class TantivyIndex:
         path = Path(path)
         _check_replaceable(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_abandoned(path.parent)
         data = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}")
-        data.mkdir()
+        writers.claim(data)
         try:
             count = self._index(data, plan, docs, config, source=f"documents for the {lang} index at {path}")
             info = IndexInfo(
@@ -278,6 +293,7 @@ class TantivyIndex:
                 bm25_k1=config.k1, bm25_b=config.b,
             )
             atomic_write_text(data / MANIFEST_NAME, info.model_dump_json(indent=2))
+            writers.release(data)
             _publish(data, path)
         except BaseException:
             shutil.rmtree(data, ignore_errors=True)

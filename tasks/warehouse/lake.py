@@ -4,22 +4,38 @@ Workers (Dask, threads) write shards with :class:`ShardWriter`; they never
 touch the DuckDB file. The flow process then registers the shards of a cell in
 one transaction, which switches the table's view to them. A killed worker
 leaves at most a ``.tmp`` file that no view reads.
+
+Every write attempt gets a fresh folder (:func:`cell_dir`) that carries its
+writer's marker (:mod:`tasks.warehouse.writers`) until the attempt ends. A
+stage run settles its attempts when its compute returns or fails
+(:func:`settle_writes`: a registered folder loses its marker, an unregistered
+one is deleted), and the first computing stage of each flow run sweeps the
+folders of processes that died mid-stage (:func:`sweep_abandoned`), so a
+killed run leaves no orphan shard once the next run starts.
 """
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
+import logging
 import os
 import re
+import shutil
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tasks.dumps.records import DOCUMENT_SCHEMA, SITELINK_SCHEMA
+from tasks.warehouse import writers
+
+log = logging.getLogger(__name__)
 
 FINGERPRINT_FIELD = pa.field("fingerprint", pa.string())
 
@@ -61,14 +77,79 @@ class Shard:
     rows: int
 
 
+#: the folders made by :func:`cell_dir` inside the current :func:`track_writes` scope
+_written: contextvars.ContextVar[list[Path] | None] = contextvars.ContextVar("lake_written", default=None)
+
+
 def cell_dir(lake_root: Path, table: str, cell: str, fingerprint: str) -> Path:
-    """A fresh directory for one stage run's shards of one cell.
+    """A fresh directory for one stage run's shards of one cell, created with this process's writer marker.
 
     The random suffix keeps a forced recompute (same fingerprint) from writing
     over the files the current view still reads.
     """
     safe_cell = _UNSAFE.sub("_", cell) or "_"
-    return lake_root / table / safe_cell / f"{fingerprint[:16]}-{uuid.uuid4().hex[:8]}"
+    directory = writers.claim(lake_root / table / safe_cell / f"{fingerprint[:16]}-{uuid.uuid4().hex[:8]}")
+    written = _written.get()
+    if written is not None:
+        written.append(directory)
+    return directory
+
+
+@contextmanager
+def track_writes() -> Iterator[list[Path]]:
+    """Collect the folders :func:`cell_dir` makes in this scope (a stage's compute), for :func:`settle_writes`."""
+    written: list[Path] = []
+    token = _written.set(written)
+    try:
+        yield written
+    finally:
+        _written.reset(token)
+
+
+def _registered_prefix(wh: Any, directory: Path) -> bool:
+    prefix = str(directory.relative_to(wh.lake_root)) + "/"
+    return bool(wh.scalar("SELECT count(*) FROM lake_shards WHERE starts_with(path, ?)", [prefix]))
+
+
+def settle_writes(wh: Any, directories: Iterable[Path]) -> None:
+    """End write attempts: a folder the catalog lists shards of is published (its marker goes); any other is
+    deleted with what was written into it (a failed or abandoned attempt that no view reads)."""
+    for directory in directories:
+        if _registered_prefix(wh, directory):
+            writers.release(directory)
+        else:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def sweep_abandoned(wh: Any) -> list[Path]:
+    """Delete the shard folders that no catalog row lists and nobody will finish (their writer died, see
+    :func:`tasks.warehouse.writers.abandoned`); drop the markers dead writers left on registered ones.
+    Returns the folders deleted."""
+    lake_root: Path = wh.lake_root
+    if not lake_root.is_dir():
+        return []
+    listed = {str(Path(path).parent) for (path,) in wh.query("SELECT path FROM lake_shards")}
+    deleted = []
+    for table in os.scandir(lake_root):
+        if table.name not in LAKE_TABLES or not table.is_dir():
+            continue  # only the catalogued tables: other folders of the lake (an embedding cache …) are not shards
+        for cell in os.scandir(table.path):
+            if not cell.is_dir():
+                continue
+            for entry in os.scandir(cell.path):
+                directory = Path(entry.path)
+                if not entry.is_dir():
+                    continue
+                if f"{table.name}/{cell.name}/{entry.name}" in listed:
+                    if writers.writer_state(directory) == "dead":
+                        writers.release(directory)
+                elif writers.abandoned(directory):
+                    shutil.rmtree(directory, ignore_errors=True)
+                    deleted.append(directory)
+    if deleted:
+        log.info("removed %d shard folder(s) of runs that died before registering them: %s", len(deleted),
+                 ", ".join(str(d.relative_to(lake_root)) for d in deleted[:5]))
+    return deleted
 
 
 def write_parquet_atomic(table: pa.Table, path: Path) -> None:

@@ -1,0 +1,92 @@
+"""Who is writing a folder: a marker naming the process, so a later run can tell an abandoned write from a live one.
+
+A stage writes its outputs (lake shards, an index) into a fresh folder and
+publishes them with one atomic step (a catalog transaction, a rename). A
+process killed before that step leaves the folder behind; nothing reads it,
+but it is garbage on disk that no later run would ever reuse or delete. The
+folder's writer leaves :data:`MARKER` in it while it writes — host, pid and
+the process's start time (so a reused pid is not mistaken for the writer) —
+and removes it once the folder is published. A later run deletes an
+unpublished folder whose writer is gone; a folder written by a live process,
+or by one on another host (whose processes cannot be seen from here), is
+left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Literal
+
+MARKER = ".writer"
+#: an unpublished folder without a marker is left alone this long: it may have just been made, or just published
+GRACE_SECONDS = 60.0
+
+WriterState = Literal["none", "alive", "dead", "elsewhere"]
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), to tell a reused pid apart; None elsewhere."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # field 22 of stat; the command name may hold spaces and ')'
+
+
+def _identity() -> dict[str, object]:
+    return {"host": socket.gethostname(), "pid": os.getpid(), "started": _start_time(os.getpid())}
+
+
+def claim(directory: Path) -> Path:
+    """Create ``directory`` (and its parents) with this process's writer marker in it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / MARKER).write_text(json.dumps(_identity()))
+    return directory
+
+
+def release(directory: Path) -> None:
+    """The folder is published (or given up): it has no writer any more."""
+    (directory / MARKER).unlink(missing_ok=True)
+
+
+def writer_state(directory: Path) -> WriterState:
+    """Whether the folder's writer still runs: ``none`` (no marker), ``alive``, ``dead``, or ``elsewhere``
+    (another host: it cannot be told from here)."""
+    try:
+        record = json.loads((directory / MARKER).read_text())
+    except FileNotFoundError:
+        return "none"
+    except (OSError, ValueError):
+        return "dead"  # a marker cut off mid-write: its writer died while starting
+    if record.get("host") != socket.gethostname():
+        return "elsewhere"
+    pid = int(record.get("pid") or 0)
+    if pid <= 0:
+        return "dead"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return "dead"
+    except PermissionError:
+        pass  # exists, owned by someone else
+    started = record.get("started")
+    if started is not None and _start_time(pid) not in (None, started):
+        return "dead"  # the pid was reused by another process
+    return "alive"
+
+
+def abandoned(directory: Path) -> bool:
+    """An unpublished folder nobody will finish: its writer died, or it has no marker and is older than the grace."""
+    state = writer_state(directory)
+    if state == "dead":
+        return True
+    if state != "none":
+        return False
+    try:
+        return time.time() - directory.stat().st_mtime > GRACE_SECONDS
+    except FileNotFoundError:
+        return False
