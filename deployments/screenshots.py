@@ -1,0 +1,453 @@
+"""Screenshots of the Prefect UI for the README's "Operations" section, taken in headless Chromium.
+
+``python -m deployments.screenshots --out docs/img`` does, in a scratch
+directory that it removes afterwards:
+
+1. starts a real ``prefect server`` with its UI on a free loopback port
+   (``PREFECT_HOME`` in the scratch directory, ``DO_NOT_TRACK=1``);
+2. registers every deployment of ``prefect.yaml`` (``deployments.register``)
+   and pauses the two chained-rebuild automations while the demo runs, so the
+   demo's corpus run does not start a full CLIR rebuild;
+3. builds the bundled sample mirror and, through a ``prefect worker`` on the
+   ``babelbench`` pool, runs three deployments on it: ``corpus-monthly`` on
+   four of the sample's languages, ``rerun-stage`` (stage ``sitelinks``) and
+   ``backfill`` (the fifth language) — so the UI has runs, task runs and the
+   runs' markdown artifacts;
+4. resumes the automations and, with the worker still running (so the
+   deployments show "Ready"), drives headless Chromium over the DevTools
+   protocol (fresh profile, nothing fetched beyond loopback) to each page,
+   waits until the page shows the text it should, and saves a PNG of it (quantised with Pillow if over 300 KB);
+5. stops the worker and adds a model with ``babelbench models add``: its event
+   makes the ``evaluate-on-new-model`` automation schedule an evaluation, left
+   scheduled in the last picture, the flow runs list.
+
+Pages: the deployments list, the ``rerun-stage`` run form (its stage enum
+opened), the stage rerun's corpus run (graph and logs: cached cells) and its
+Artifacts tab, its markdown summary, the backfill's markdown artifact, the
+automations, and the flow runs list.  A page that never shows its text is
+saved as ``NAME.failed.png`` and the command exits 1.  Nothing here is needed
+to run babelbench; it documents it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tasks.processes import child_dies_with_us, free_loopback_port, stop_process
+
+REPO = Path(__file__).resolve().parents[1]
+WORK_POOL = "babelbench"
+CHAINED_AUTOMATIONS = ("clir-build-after-corpus", "clir-eval-after-build")
+FINAL_STATES = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-default-apps", "--hide-scrollbars", "--window-size=1400,900")
+
+
+def log(message: str) -> None:
+    print(f"[screenshots] {message}", flush=True)
+
+
+# --- the Prefect side --------------------------------------------------------
+
+
+@dataclass
+class Prefect:
+    """A Prefect server of our own, reached over its REST API."""
+
+    url: str  # http://127.0.0.1:PORT
+    env: dict[str, str]
+
+    @property
+    def api(self) -> str:
+        return f"{self.url}/api"
+
+    def call(self, method: str, path: str, body: Any = None, attempts: int = 8) -> Any:
+        """One API call; a busy server (5xx: its SQLite database locked under load, or no answer) is asked again."""
+        for attempt in range(1, attempts + 1):
+            try:
+                reply = httpx.request(method, f"{self.api}{path}", json=body, timeout=60)
+                if reply.status_code < 500:
+                    reply.raise_for_status()
+                    return reply.json() if reply.content else None
+                problem = f"HTTP {reply.status_code}"
+            except httpx.TransportError as exc:
+                problem = repr(exc)
+            if attempt == attempts:
+                raise RuntimeError(f"{method} {path}: {problem} after {attempts} attempts")
+            time.sleep(2 * attempt)
+        raise AssertionError("unreachable")
+
+    def deployment(self, name: str) -> dict[str, Any]:
+        [found] = self.call("POST", "/deployments/filter", {"deployments": {"name": {"any_": [name]}}})
+        return found
+
+    def run_deployment(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        deployment = self.deployment(name)
+        return self.call("POST", f"/deployments/{deployment['id']}/create_flow_run", {"parameters": {"params": params}})
+
+    def wait_final(self, flow_run: dict[str, Any], timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            current = self.call("GET", f"/flow_runs/{flow_run['id']}")
+            if current["state_type"] in FINAL_STATES:
+                log(f"flow run {current['name']} of {flow_run['parameters']}: {current['state_name']}")
+                return current
+            time.sleep(3)
+        raise TimeoutError(f"flow run {flow_run['id']} did not finish within {timeout:.0f} s")
+
+    def set_automations(self, names: tuple[str, ...], enabled: bool) -> None:
+        for automation in self.call("POST", "/automations/filter", {}):
+            if automation["name"] in names:
+                self.call("PATCH", f"/automations/{automation['id']}", {"enabled": enabled})
+
+    def markdown_artifacts(self, key: str) -> list[dict[str, Any]]:
+        """The markdown artifacts with ``key``, oldest first."""
+        found = self.call("POST", "/artifacts/filter", {"artifacts": {"key": {"any_": [key]},
+                                                                      "type": {"any_": ["markdown"]}},
+                                                        "sort": "CREATED_DESC"})
+        if not found:
+            raise RuntimeError(f"no markdown artifact with key {key!r}")
+        return found[::-1]
+
+
+def _wait_http(url: str, what: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=3).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with code {process.returncode}")
+        time.sleep(1)
+    raise TimeoutError(f"{what} did not answer at {url} within {timeout:.0f} s")
+
+
+@contextmanager
+def prefect_server(scratch: Path, timeout: float) -> Iterator[Prefect]:
+    """``prefect server start`` with the UI on a free loopback port; stopped on exit."""
+    port = free_loopback_port()
+    url = f"http://127.0.0.1:{port}"
+    home = scratch / "babelbench-home"
+    env = os.environ | {
+        "PREFECT_HOME": str(scratch / "prefect-home"), "PREFECT_API_URL": f"{url}/api", "PREFECT_UI_ENABLED": "true",
+        "DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_WORKER_QUERY_SECONDS": "3",
+        "BABELBENCH_HOME": str(home), "BABELBENCH_REPO": str(REPO), "BABELBENCH_COMPUTE": "inline",
+    }
+    env.pop("BABELBENCH_MODELS", None)
+    log_file = (scratch / "server.log").open("wb")
+    server = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port",
+                               str(port)], cwd=REPO, env=env, stdout=log_file, stderr=subprocess.STDOUT,
+                              preexec_fn=child_dies_with_us())
+    try:
+        _wait_http(f"{url}/api/health", "the Prefect server", server, timeout)
+        _wait_http(url, "the Prefect UI", server, timeout)
+        log(f"Prefect server and UI at {url}")
+        yield Prefect(url, env)
+    finally:
+        stop_process(server, timeout=30)
+        log_file.close()
+
+
+@contextmanager
+def worker(prefect: Prefect, scratch: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``prefect worker start --pool babelbench`` for as long as the block runs."""
+    log_file = (scratch / "worker.log").open("wb")
+    process = subprocess.Popen([sys.executable, "-m", "prefect", "worker", "start", "--pool", WORK_POOL], cwd=REPO,
+                               env=prefect.env, stdout=log_file, stderr=subprocess.STDOUT,
+                               preexec_fn=child_dies_with_us())
+    try:
+        yield process
+    finally:
+        stop_process(process, timeout=60)
+        log_file.close()
+
+
+@dataclass
+class Demo:
+    """What the demo made that the screenshots show."""
+
+    rerun_deployment: dict[str, Any]
+    rerun_summary: dict[str, Any]  # the summary artifact of the corpus run the stage rerun made
+    backfill_artifact: dict[str, Any]
+
+
+def register(prefect: Prefect, timeout: float) -> None:
+    """``deployments.register`` (the work pool and every deployment); the two chained rebuilds' automations paused."""
+    registered = subprocess.run([sys.executable, "-m", "deployments.register"], cwd=REPO, env=prefect.env,
+                                capture_output=True, text=True, timeout=timeout)
+    if registered.returncode != 0:
+        raise RuntimeError(f"deployments.register failed:\n{registered.stdout}\n{registered.stderr}")
+    log("deployments registered")
+    prefect.set_automations(CHAINED_AUTOMATIONS, enabled=False)
+
+
+def run_demo(prefect: Prefect, scratch: Path, timeout: float) -> Demo:
+    """Run corpus, rerun-stage and backfill on the sample through the worker (which must be running)."""
+    from tasks.sample.mirror import build_sample_mirror
+
+    home = prefect.env["BABELBENCH_HOME"]
+    mirror = build_sample_mirror(scratch / "sample-mirror")
+    first, rest = list(mirror.langs[:-1]), list(mirror.langs[-1:])
+    corpus = prefect.run_deployment("corpus-monthly", {
+        "langs": first, "source": mirror.root.as_uri(), "kind": "cirrus", "sitelinks": "auto", "home": home,
+        "progress": False})
+    prefect.wait_final(corpus, timeout)
+    rerun = prefect.run_deployment("rerun-stage", {"stage": "sitelinks", "scope": "corpus", "home": home})
+    prefect.wait_final(rerun, timeout)
+    prefect.wait_final(prefect.run_deployment("backfill", {"langs": rest, "home": home}), timeout)
+    prefect.set_automations(CHAINED_AUTOMATIONS, enabled=True)
+    # corpus summaries, oldest first: the corpus-monthly run's, the rerun's corpus subflow's, the backfill's
+    summaries = prefect.markdown_artifacts("babelbench-corpus-summary")
+    return Demo(prefect.deployment("rerun-stage"), summaries[1], prefect.markdown_artifacts("backfill")[-1])
+
+
+def add_model(prefect: Prefect, timeout: float) -> None:
+    """``babelbench models add``; wait until the evaluate-on-new-model automation has scheduled its evaluation."""
+    added = subprocess.run([sys.executable, "-m", "flows.cli", "models", "add", "--name", "qwen", "--backend", "openai",
+                            "--model", "Qwen/Qwen2.5-7B-Instruct", "--base-url", "http://127.0.0.1:8000/v1"],
+                           cwd=REPO, env=prefect.env, capture_output=True, text=True, timeout=timeout)
+    log(f"models add: {added.stdout.strip() or added.stderr.strip()}")
+    evaluate = prefect.deployment("evaluate")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if prefect.call("POST", "/flow_runs/filter", {"deployments": {"id": {"any_": [evaluate["id"]]}}}):
+            log("the evaluate-on-new-model automation scheduled an evaluate run")
+            return
+        time.sleep(2)
+    log("no evaluate run was scheduled within 120 s")
+
+
+# --- the browser side --------------------------------------------------------
+
+
+class Browser:
+    """Headless Chromium with a fresh profile, driven over the DevTools protocol (one page)."""
+
+    def __init__(self, scratch: Path, chromium: str) -> None:
+        profile = scratch / "chromium-profile"
+        profile.mkdir()
+        self._log = (scratch / "chromium.log").open("wb")
+        self.process = subprocess.Popen([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                                         "--remote-debugging-port=0", "about:blank"],
+                                        stdout=self._log, stderr=subprocess.STDOUT, preexec_fn=child_dies_with_us())
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 60
+        while not port_file.exists() or not port_file.read_text().strip():
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError(f"chromium did not start (see {scratch / 'chromium.log'})")
+            time.sleep(0.2)
+        port = port_file.read_text().split()[0]
+        [page] = [t for t in httpx.get(f"http://127.0.0.1:{port}/json/list", timeout=10).json() if t["type"] == "page"]
+        from websockets.sync.client import connect
+
+        self._ws = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=30)
+        self._next = 0
+        self.send("Page.enable")
+        self.send("Runtime.enable")
+
+    def send(self, method: str, **params: Any) -> dict[str, Any]:
+        self._next += 1
+        self._ws.send(json.dumps({"id": self._next, "method": method, "params": params}))
+        while True:
+            message = json.loads(self._ws.recv(timeout=120))
+            if message.get("id") == self._next:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        return result.get("result", {}).get("value")
+
+    def open(self, url: str, expect: tuple[str, ...], timeout: float) -> None:
+        """Navigate and wait until the page's text holds every string of ``expect`` (the SPA has rendered)."""
+        self.send("Page.navigate", url=url)
+        self.wait_text(expect, timeout)
+
+    def wait_text(self, expect: tuple[str, ...], timeout: float) -> None:
+        """Wait until the page's text holds every string of ``expect``."""
+        deadline = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < deadline:
+            text = self.evaluate("document.body ? document.body.innerText : ''") or ""
+            if all(s in text for s in expect):
+                time.sleep(2)  # let charts and late requests settle
+                return
+            time.sleep(1)
+        raise TimeoutError(f"the page did not show {expect} within {timeout:.0f} s; it shows: {text[:500]!r}")
+
+    def click_text(self, selector: str, text: str) -> bool:
+        """A real mouse click on the first element matching ``selector`` whose text is ``text``; False if none."""
+        where = self.evaluate(f"""(() => {{
+          const el = [...document.querySelectorAll({json.dumps(selector)})]
+            .find(e => e.innerText && e.innerText.trim() === {json.dumps(text)});
+          if (!el) return null;
+          el.scrollIntoView({{block: 'center'}});
+          const r = el.getBoundingClientRect();
+          return [r.left + r.width / 2, r.top + r.height / 2];
+        }})()""")
+        if not where:
+            return False
+        x, y = where
+        self.send("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+        for kind in ("mousePressed", "mouseReleased"):
+            self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+        return True
+
+    def screenshot(self, path: Path, height: int = 900, max_bytes: int = 300_000) -> None:
+        """A PNG of the viewport (1400 × ``height``), quantised to 256 colours if it is over ``max_bytes``."""
+        from PIL import Image
+
+        self.send("Emulation.setDeviceMetricsOverride", width=1400, height=height, deviceScaleFactor=1, mobile=False)
+        time.sleep(1)
+        raw = base64.b64decode(self.send("Page.captureScreenshot", format="png")["data"])
+        image = Image.open(io.BytesIO(raw)).convert("RGB")
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG", optimize=True)
+        if buffer.tell() > max_bytes:
+            buffer = io.BytesIO()
+            image.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(buffer, format="PNG", optimize=True)
+        path.write_bytes(buffer.getvalue())
+        log(f"wrote {path} ({buffer.tell() // 1024} KB)")
+
+    def close(self) -> None:
+        try:
+            self._ws.close()
+        finally:
+            stop_process(self.process, timeout=10)
+            self._log.close()
+
+
+class Shots:
+    """Screenshots of one server's pages into ``out``; a page that never shows its text is saved as ``*.failed.png``."""
+
+    def __init__(self, browser: Browser, base_url: str, out: Path, timeout: float) -> None:
+        self.browser, self.base_url, self.out, self.timeout = browser, base_url, out, timeout
+        self.written: list[Path] = []
+        self.failed: list[str] = []
+        out.mkdir(parents=True, exist_ok=True)
+
+    def take(self, name: str, path: str, expect: tuple[str, ...], height: int = 900,
+             then: Callable[[], None] | None = None) -> None:
+        self.browser.send("Emulation.setDeviceMetricsOverride", width=1400, height=height, deviceScaleFactor=1,
+                          mobile=False)
+        try:
+            self.browser.open(self.base_url + path, expect, self.timeout)
+            if then is not None:
+                then()
+        except TimeoutError as exc:
+            log(f"{self.base_url + path}: {exc}")
+            self.failed.append(name)
+            self.browser.screenshot(self.out / f"{name}.failed.png", height=height)
+            return
+        target = self.out / f"{name}.png"
+        self.browser.screenshot(target, height=height)
+        self.written.append(target)
+
+
+# The stage field is a native <select>, whose opened list is drawn by the operating system, not the page (so no
+# screenshot shows it): it is turned into a list box showing every choice, the default selected.
+SHOW_STAGE_CHOICES = """
+(() => {
+  const select = [...document.querySelectorAll('select')]
+    .find(s => [...s.options].some(o => o.value === 'arena-surrogate'));
+  if (!select) return false;
+  select.size = select.options.length;
+  // the control is absolutely positioned over its wrapper, one line high: let it take its own height
+  Object.assign(select.style, {position: 'static', inset: 'auto', height: 'auto', width: '100%', overflow: 'hidden'});
+  return true;
+})()
+"""
+
+
+def open_stage_enum(browser: Browser, timeout: float) -> None:
+    """Show the run form's stage choices (every stage; ``scoring``, the default, selected)."""
+    if not browser.evaluate(SHOW_STAGE_CHOICES):
+        raise TimeoutError("the run form has no select offering the stages")
+    time.sleep(1)
+
+
+def open_artifacts_tab(browser: Browser, timeout: float) -> None:
+    """Switch a flow run's page to its Artifacts tab."""
+    if not browser.click_text(".p-tab, [role='tab'], button", "Artifacts"):
+        raise TimeoutError("the flow run page has no Artifacts tab")
+    browser.wait_text(("babelbench-corpus-summary",), timeout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "img", help="Folder for the PNG files.")
+    parser.add_argument("--chromium", help="The Chromium executable.",
+                        default=shutil.which("chromium") or shutil.which("chromium-browser") or "chromium")
+    parser.add_argument("--timeout", type=float, default=900.0, help="Seconds to wait for a flow run or a service.")
+    parser.add_argument("--page-timeout", type=float, default=90.0, help="Seconds to wait for a page to render.")
+    parser.add_argument("--keep", action="store_true", help="Keep the scratch directory (logs) and say where it is.")
+    args = parser.parse_args(argv)
+    scratch = Path(tempfile.mkdtemp(prefix="babelbench-screenshots-"))
+    try:
+        with prefect_server(scratch, args.timeout) as prefect:
+            register(prefect, args.timeout)  # before the worker, which would make the pool itself
+            with worker(prefect, scratch):  # running while the pages are taken, so deployments show "Ready"
+                demo = run_demo(prefect, scratch, args.timeout)
+                browser = Browser(scratch, args.chromium)
+                try:
+                    shots = Shots(browser, prefect.url, args.out.resolve(), args.page_timeout)
+                    shots.take("prefect-deployments", "/deployments", ("13 Deployments", "corpus-monthly", "backfill"),
+                               height=960)
+                    shots.take("prefect-rerun-stage-form", f"/deployments/deployment/{demo.rerun_deployment['id']}/run",
+                               ("stage", "scope"), height=1400,
+                               then=lambda: open_stage_enum(browser, args.page_timeout))
+                    rerun_run = f"/runs/flow-run/{demo.rerun_summary['flow_run_id']}"
+                    shots.take("prefect-rerun-corpus-run", rerun_run, ("Cached(", "sitelinks[en]"))
+                    shots.take("prefect-rerun-run-artifacts", rerun_run, ("Artifacts",), height=1150,
+                               then=lambda: open_artifacts_tab(browser, args.page_timeout))
+                    shots.take("prefect-rerun-summary-artifact", f"/artifacts/artifact/{demo.rerun_summary['id']}",
+                               ("cache hits",), height=560)
+                    shots.take("prefect-backfill-artifact", f"/artifacts/artifact/{demo.backfill_artifact['id']}",
+                               ("Backfill",), height=420)
+                    shots.take("prefect-automations", "/automations",
+                               ("evaluate-on-new-model", "clir-build-after-corpus"), height=1180)
+                except BaseException:
+                    browser.close()
+                    raise
+            # without a worker, the evaluation the new model's event schedules stays visible as Scheduled
+            add_model(prefect, args.timeout)
+            try:
+                shots.take("prefect-flow-runs", "/runs", ("backfill", "rerun-stage", "evaluate", "Scheduled"),
+                           height=1340)
+            finally:
+                browser.close()
+            for path in shots.written:
+                print(path)
+            if shots.failed:
+                log(f"pages that did not render: {', '.join(shots.failed)}")
+                return 1
+    finally:
+        if args.keep:
+            log(f"scratch directory kept: {scratch}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
