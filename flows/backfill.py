@@ -1,107 +1,247 @@
 """Backfill: add languages to everything already in the warehouse, computing only the missing cells.
 
-For each kind of result, the latest run on each scope is run again with the
-new languages added to its own:
+Each kind of result is run again on the parameters that define it (those of
+its latest run, see :func:`flows.rerun.scope_runs`) with the new languages
+added:
 
-1. the corpus, when there is one (the last corpus run's source, kind and
-   dump date): the new languages are ingested; a language whose dump cannot
-   be had is *skipped* from here on, and said so;
-2. every CLIR collection: the new languages join it — their index, mining and
-   every direction to and from them;
-3. every translated benchmark: its items are translated into the new
-   languages, then its instances are assembled again;
+1. every corpus source (oldest first, so the newest source's documents are
+   current where two sources share a language): the new languages are
+   ingested from it; a language no source has is *skipped for lack of data*
+   from here on, and said so;
+2. every CLIR collection built here: the new languages join it — their index,
+   mining and every direction to and from them.  A collection imported from a
+   published CLIRMatrix directory is named as skipped: its languages are the
+   file's;
+3. every generated QA benchmark (ECLEKTIC, XRAG) gains the new languages as
+   *target* languages: its items — written from the source languages it was
+   built on — are translated into them (with its last translation's
+   translator and settings) and its instances are assembled again, so the new
+   languages get every setting the recipe asks in a translated language.  No
+   item is written anew: which facts are local to one language, and which
+   articles pair up, depend on the benchmark's languages, so regenerating
+   would recompute every cell.  A benchmark never translated (no translator
+   to use), or an XRAG benchmark without documents in the language (its
+   instances index every language), is named as skipped with the reason.
+   An imported benchmark (MKQA, ECLEKTIC, XRAG files) keeps the published
+   file's languages and is named as skipped unless it already has them;
 4. every evaluation: the models answer the new languages' instances and are
-   scored again.
+   scored again; then every features run and arena of a benchmark that gained
+   answers in a new language runs again (an arena's battles per language; a
+   feature is one cell over every response, so it is computed again).
 
 Everything that already existed is a cache hit, so the report of the run —
-its stage table and the per-scope summary printed at the end — lists exactly
-what was added.
+its stage table and the per-scope summary (log and a ``backfill`` markdown
+artifact) — lists exactly what was added and what was skipped, and why.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 from pydantic import BaseModel, Field
 
+from flows.arena import ArenaParams, arena_flow
 from flows.clir import ClirBuildParams, clir_build_flow
 from flows.corpus import CorpusParams, corpus_flow
 from flows.evaluate import EvaluateParams, evaluate_flow
+from flows.features import FeaturesParams, features_flow
 from flows.qa import InstancesParams, TranslateParams, instances_flow, translate_flow
-from tasks.orchestration import shared_warehouse
+from flows.rerun import scope_runs
+from tasks.orchestration import flow_session, shared_warehouse
 from tasks.settings import resolve_home
+from tasks.stage import current_ref
 
 
 class BackfillParams(BaseModel):
     """Which languages to add everywhere (a form in the Prefect UI)."""
 
-    langs: list[str] = Field(min_length=1, description="Languages to add to every corpus, collection, benchmark and"
-                                                       " evaluation of the warehouse.")
+    langs: list[str] = Field(min_length=1, description="Languages to add to every corpus, collection, benchmark,"
+                                                       " evaluation, feature run and arena of the warehouse.")
     home: str | None = None
 
 
-def latest_runs(home: str, flow_name: str, scope: str) -> Iterator[dict[str, Any]]:
-    """The parameters of the latest run of ``flow_name`` per value of its ``scope`` parameter, newest first."""
-    seen: set[Any] = set()
-    for (raw,) in shared_warehouse(home).query("SELECT params FROM runs WHERE flow = ? AND params IS NOT NULL"
-                                               " ORDER BY started_at DESC", [flow_name]):
-        params = json.loads(raw)
-        if params.get(scope) not in seen:
-            seen.add(params.get(scope))
-            yield params
+@dataclass
+class Backfill:
+    """The languages being added to one home, and what the backfill has done so far."""
+
+    home: str
+    new: list[str]
+    rows: list[dict] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    def query(self, sql: str, params: list[Any]) -> list[tuple]:
+        return shared_warehouse(self.home).query(sql, params)  # each flow run releases the warehouse when it ends
+
+    def langs_of(self, sql: str, scope: str) -> set[str]:
+        return {lang for (lang,) in self.query(sql, [scope])}
+
+    def with_documents(self) -> list[str]:
+        """The new languages that have documents (from this backfill's corpus runs or earlier ones)."""
+        wh = shared_warehouse(self.home)
+        return [lang for lang in self.new if current_ref(wh, "documents", lang) is not None]
+
+    def run(self, flow_fn: Callable[[Any], list[dict]], params: type[BaseModel], previous: dict[str, Any],
+            **changes: Any) -> list[dict] | None:
+        """A flow again, unforced, on ``previous`` parameters with ``changes``; its cells join the backfill's.
+
+        A run that fails is reported and the backfill goes on with the other scopes (it fails at the end).
+        """
+        try:
+            made = flow_fn(params.model_validate(previous | changes | {"home": self.home,
+                                                                       "force": _unforced(previous)}))
+        except Exception as exc:  # noqa: BLE001 — reported below and in the run's final state
+            self.failures.append(f"{getattr(flow_fn, 'name', flow_fn)}: {type(exc).__name__}: {exc}")
+            self.summary.append(f"FAILED {self.failures[-1]}")
+            return None
+        self.rows += made
+        return made
+
+    def report(self, what: str, rows: list[dict] | None, note: str = "") -> None:
+        if rows is None:  # the run failed: its line says so
+            return
+        self.summary.append(f"{what}: {sum(r['status'] == 'computed' for r in rows)} cells computed" + _failed(rows)
+                            + note)
 
 
-def _added(rows: list[dict]) -> int:
-    return sum(row["status"] == "computed" for row in rows)
+def _unforced(previous: dict[str, Any]) -> Any:
+    return False if isinstance(previous.get("force"), bool) else []
+
+
+def _failed(rows: list[dict]) -> str:
+    failed = sum(r["status"] == "failed" for r in rows)
+    return f", {failed} failed" if failed else ""
+
+
+def _grown(langs: list[str] | None, gained: set[str]) -> list[str] | None:
+    """A chosen subset of languages grows by the gained ones; None (all of them) stays all."""
+    return None if langs is None else sorted(set(langs) | gained)
+
+
+def _runs(home: str, flow_name: str, scope: str) -> Iterator[dict[str, Any]]:
+    return scope_runs(home, flow_name, lambda params: params.get(scope))
+
+
+def backfill_corpora(bf: Backfill) -> None:
+    """Every corpus source gains the new languages; those no source has are named."""
+    sources = list(_runs(bf.home, "corpus", "source"))[::-1]  # oldest first: the newest source's documents win
+    for corpus in sources:
+        ingested = bf.run(corpus_flow, CorpusParams, corpus, langs=sorted(set(corpus["langs"]) | set(bf.new)))
+        missing = sorted({r["cell"] for r in ingested or () if r["status"] == "failed" and r["cell"] in bf.new})
+        bf.report(f"corpus {corpus['source']}", ingested, f"; not in this source: {', '.join(missing)}" if missing else "")
+    if sources:
+        lacking = sorted(set(bf.new) - set(bf.with_documents()))
+        if lacking:
+            bf.summary.append(f"skipped for lack of data: {', '.join(lacking)} (no corpus source has a dump of it)")
+
+
+def backfill_collections(bf: Backfill) -> None:
+    """Every collection built here gains the new languages that have documents; imported ones are named."""
+    added = bf.with_documents()
+    built = set()
+    for collection in _runs(bf.home, "clir-build", "name"):
+        built.add(collection["name"])
+        if added:
+            bf.report(f"collection {collection['name']}", bf.run(
+                clir_build_flow, ClirBuildParams, collection, langs=sorted(set(collection["langs"]) | set(added))))
+    for name, langs in bf.query("SELECT name, langs FROM clir_collections ORDER BY name", []):
+        if name not in built and not name.endswith("-multi") and set(bf.new) - set(langs):
+            bf.summary.append(f"collection {name}: skipped: imported from a published collection, whose languages"
+                              f" ({', '.join(langs)}) are the file's")
+
+
+def backfill_benchmarks(bf: Backfill) -> None:
+    """Generated benchmarks gain the new languages as translation targets; imported ones are named."""
+    documented = set(bf.with_documents())
+    translations = {p["benchmark"]: p for p in _runs(bf.home, "translate", "benchmark")}
+    assemblies = {p["benchmark"]: p for p in _runs(bf.home, "instances", "benchmark")}
+    for benchmark, recipe, langs, generator in bf.query(
+            "SELECT benchmark, recipe, langs, generator FROM qa_benchmarks ORDER BY benchmark", []):
+        wanted = [lang for lang in bf.new if lang not in langs]
+        if not wanted:
+            continue
+        if generator.startswith("import:"):
+            bf.summary.append(f"benchmark {benchmark}: skipped {', '.join(wanted)}: imported from {generator[7:]},"
+                              " its languages are the published file's (import a file that has them)")
+            continue
+        if benchmark not in translations:
+            bf.summary.append(f"benchmark {benchmark}: skipped {', '.join(wanted)}: never translated, so there is no"
+                              f" translator to use (run `babelbench qa translate --benchmark {benchmark} --to …`)")
+            continue
+        lacking = [lang for lang in wanted if recipe == "xrag" and lang not in documented]
+        if lacking:
+            bf.summary.append(f"benchmark {benchmark}: skipped for lack of data: {', '.join(lacking)} (an XRAG"
+                              " benchmark's instances search documents in every one of its languages)")
+        targets = [lang for lang in wanted if lang not in lacking]
+        if not targets:
+            continue
+        _add_targets(bf.home, benchmark, targets)
+        translation = translations[benchmark]
+        made = bf.run(translate_flow, TranslateParams, translation, to=sorted(set(translation["to"]) | set(targets)))
+        if made is None:
+            continue
+        if benchmark in assemblies:
+            made += bf.run(instances_flow, InstancesParams, assemblies[benchmark]) or []
+        absent = sorted(set(targets) - bf.langs_of("SELECT DISTINCT lang FROM instances WHERE benchmark = ?", benchmark))
+        bf.report(f"benchmark {benchmark} (+{', '.join(targets)})", made,
+                  f"; no instances in {', '.join(absent)} (no translation passed the gate, or the benchmark was never"
+                  " assembled: see `translations`, `instances`)" if absent else "")
+
+
+def _add_targets(home: str, benchmark: str, langs: list[str]) -> None:
+    """Record new target languages in the benchmark's definition, where instance assembly reads its languages."""
+    with shared_warehouse(home).transaction() as cur:
+        cur.execute("UPDATE qa_benchmarks SET langs = list_concat(langs, ?) WHERE benchmark = ?", [langs, benchmark])
+
+
+def backfill_evaluations(bf: Backfill) -> set[str]:
+    """Every evaluation answers the new languages its benchmark has instances in; returns the benchmarks that
+    gained answers in a new language."""
+    answered = set()
+    for evaluation in _runs(bf.home, "evaluate", "benchmark"):
+        benchmark = evaluation["benchmark"]
+        gained = set(bf.new) & bf.langs_of("SELECT DISTINCT lang FROM instances WHERE benchmark = ?", benchmark)
+        if not gained:
+            bf.summary.append(f"evaluation of {benchmark}: nothing to add (no instances in {', '.join(bf.new)})")
+            continue
+        bf.report(f"evaluation of {benchmark}", bf.run(evaluate_flow, EvaluateParams, evaluation,
+                                                       langs=_grown(evaluation.get("langs"), gained)))
+        if gained & bf.langs_of("SELECT DISTINCT lang FROM responses WHERE benchmark = ?", benchmark):
+            answered.add(benchmark)
+    return answered
+
+
+def backfill_judgements(bf: Backfill, answered: set[str]) -> None:
+    """Features and arenas of the benchmarks that gained answers run again over them."""
+    for features in _runs(bf.home, "features", "benchmark"):
+        if features["benchmark"] in answered:
+            bf.report(f"features of {features['benchmark']}", bf.run(features_flow, FeaturesParams, features))
+    for arena in _runs(bf.home, "arena", "benchmark"):
+        benchmark = arena["benchmark"]
+        if benchmark in answered:
+            gained = set(bf.new) & bf.langs_of("SELECT DISTINCT lang FROM responses WHERE benchmark = ?", benchmark)
+            bf.report(f"arena of {benchmark}", bf.run(arena_flow, ArenaParams, arena,
+                                                      langs=_grown(arena.get("langs"), gained)))
 
 
 @flow(name="backfill", log_prints=True)
 def backfill_flow(params: BackfillParams) -> list[dict]:
     """Add ``params.langs`` everywhere (see the module notes); returns every stage cell of the runs it made."""
     home = str(resolve_home(params.home))
-    new = sorted(set(params.langs))
-    rows: list[dict] = []
-    summary: list[str] = []
-    added = new
-    corpora = list(latest_runs(home, "corpus", "source"))
-    if corpora:  # a warehouse of imported benchmarks alone has none
-        corpus = corpora[0] | {"langs": sorted(set(corpora[0]["langs"]) | set(new)), "home": home, "force": []}
-        ingested = corpus_flow(CorpusParams.model_validate(corpus))
-        rows += ingested
-        missing = sorted({r["cell"] for r in ingested if r["status"] == "failed" and r["cell"] in new})
-        added = [lang for lang in new if lang not in missing]
-        summary.append(f"corpus: {_added(ingested)} cells computed"
-                       + (f"; skipped for lack of data: {', '.join(missing)}" if missing else ""))
-    if added:
-        for collection in latest_runs(home, "clir-build", "name"):
-            built = clir_build_flow(ClirBuildParams.model_validate(
-                collection | {"langs": sorted(set(collection["langs"]) | set(added)), "home": home, "force": []}))
-            rows += built
-            summary.append(f"collection {collection['name']}: {_added(built)} cells computed")
-        for translation in latest_runs(home, "translate", "benchmark"):
-            benchmark = translation["benchmark"]
-            translated = translate_flow(TranslateParams.model_validate(
-                translation | {"to": sorted(set(translation["to"]) | set(added)), "home": home, "force": []}))
-            for assembly in (p for p in latest_runs(home, "instances", "benchmark") if p["benchmark"] == benchmark):
-                translated += instances_flow(InstancesParams.model_validate(assembly | {"home": home, "force": []}))
-            rows += translated
-            summary.append(f"benchmark {benchmark}: {_added(translated)} cells computed")
-        for evaluation in latest_runs(home, "evaluate", "benchmark"):
-            langs = evaluation.get("langs")
-            if langs:  # a chosen subset grows by the new languages the benchmark now has instances in
-                have = {lang for (lang,) in shared_warehouse(home).query(
-                    "SELECT DISTINCT lang FROM instances WHERE benchmark = ?", [evaluation["benchmark"]])}
-                langs = sorted(set(langs) | (set(added) & have))
-            evaluated = evaluate_flow(EvaluateParams.model_validate(
-                evaluation | {"langs": langs, "home": home, "force": []}))
-            rows += evaluated
-            summary.append(f"evaluation of {evaluation['benchmark']}: {_added(evaluated)} cells computed")
-    report = f"backfill of {', '.join(new)}:\n  " + "\n  ".join(summary)
+    bf = Backfill(home, sorted(set(params.langs)))
+    with flow_session(home):  # the DuckDB file and the compute cluster are released when the backfill ends
+        backfill_corpora(bf)
+        backfill_collections(bf)
+        backfill_benchmarks(bf)
+        backfill_judgements(bf, backfill_evaluations(bf))
+    report = f"backfill of {', '.join(bf.new)}:\n  " + "\n  ".join(bf.summary or ["nothing in the warehouse to add to"])
     print(report)
-    create_markdown_artifact(markdown="## Backfill\n\n" + "\n".join(f"- {line}" for line in summary),
-                             key="backfill", description=f"What the backfill of {', '.join(new)} added")
-    return rows
+    create_markdown_artifact(markdown="## Backfill\n\n" + "\n".join(f"- {line}" for line in bf.summary),
+                             key="backfill", description=f"What the backfill of {', '.join(bf.new)} added")
+    if bf.failures:
+        raise RuntimeError(f"backfill of {', '.join(bf.new)}: {len(bf.failures)} run(s) failed: {'; '.join(bf.failures)}")
+    return bf.rows

@@ -268,37 +268,78 @@ def test_corpus_deployment_is_registered_with_typed_parameters_and_an_inactive_m
     assert schedule.schedule.cron == "0 4 3 * *"
 
 
-def test_a_deployment_run_through_a_worker_fills_the_warehouse(registered: dict[str, str], tmp_path: Path) -> None:
-    sample = shared_data("wikipedia-xml", "ukwiki-truncated-100k.xml.xz")
-    home = tmp_path / "deployed-home"
-
-    async def pause_triggers(client: Any) -> None:  # the completed corpus run would start the chained rebuilds
+def _pause_triggers(env: dict[str, str]) -> None:
+    """Pause every automation: a completed run of a test would otherwise start the chained rebuilds."""
+    async def pause(client: Any) -> None:
         for automation in await client.read_automations():
             await client.pause_automation(automation.id)
 
-    _api(registered, pause_triggers)
-    env = registered | {"BABELBENCH_REPO": str(REPO), "BABELBENCH_COMPUTE": "inline"}
-    params = ('{"params": {"langs": ["uk"], "source": "%s", "kind": "xml", "max_docs": 25, "home": "%s", "progress": false}}'
-              % (sample, home))
-    created = subprocess.run([sys.executable, "-m", "prefect", "deployment", "run", "corpus/corpus-monthly",
-                              "--params", params], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    _api(env, pause)
+
+
+def _run_through_worker(env: dict[str, str], deployment: str, params: str) -> None:
+    """Create a run of ``deployment`` with ``params`` (JSON) as the UI would, and let one worker run it."""
+    created = subprocess.run([sys.executable, "-m", "prefect", "deployment", "run", deployment, "--params", params],
+                             cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert created.returncode == 0, created.stdout + created.stderr
     worker = subprocess.run([sys.executable, "-m", "prefect", "worker", "start", "--pool", "babelbench", "--run-once"],
                             cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert worker.returncode == 0, worker.stdout[-3000:] + worker.stderr[-3000:]
+
+
+def test_a_deployment_run_through_a_worker_fills_the_warehouse(registered: dict[str, str], tmp_path: Path) -> None:
+    sample = shared_data("wikipedia-xml", "ukwiki-truncated-100k.xml.xz")
+    home = tmp_path / "deployed-home"
+    _pause_triggers(registered)
+    env = registered | {"BABELBENCH_REPO": str(REPO), "BABELBENCH_COMPUTE": "inline"}
+    _run_through_worker(env, "corpus/corpus-monthly", '{"params": {"langs": ["uk"], "source": "%s", "kind": "xml",'
+                        ' "max_docs": 25, "home": "%s", "progress": false}}' % (sample, home))
     with Warehouse(home) as wh:
         assert wh.scalar("SELECT count(*) FROM documents WHERE lang = 'uk'") == 25
         assert wh.query("SELECT flow, status FROM runs") == [("corpus", "completed")]
 
     # the UI's "rerun one stage": the rerun-stage deployment, through the worker, recomputes sitelinks only
-    rerun = subprocess.run([sys.executable, "-m", "prefect", "deployment", "run", "rerun-stage/rerun-stage", "--params",
-                            '{"params": {"stage": "sitelinks", "scope": "corpus", "home": "%s"}}' % home],
-                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
-    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    worker = subprocess.run([sys.executable, "-m", "prefect", "worker", "start", "--pool", "babelbench", "--run-once"],
-                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-    assert worker.returncode == 0, worker.stdout[-3000:] + worker.stderr[-3000:]
+    _run_through_worker(env, "rerun-stage/rerun-stage",
+                        '{"params": {"stage": "sitelinks", "scope": "corpus", "home": "%s"}}' % home)
     with Warehouse(home) as wh:
         latest = wh.scalar("SELECT run_id FROM runs WHERE flow = 'corpus' ORDER BY started_at DESC LIMIT 1")
         cells = dict(wh.query("SELECT stage || ':' || cell, status FROM artifacts WHERE run_id = ?", [latest]))
     assert cells == {"download:uk": "cached", "documents:uk": "cached", "sitelinks:uk": "computed"}
+
+
+def test_a_backfill_deployment_run_through_a_worker_computes_only_the_new_language(registered: dict[str, str],
+                                                                                  tmp_path: Path) -> None:
+    from tasks.sample.mirror import build_sample_mirror
+
+    mirror = build_sample_mirror(tmp_path / "mirror")
+    home = tmp_path / "backfilled-home"
+    _pause_triggers(registered)
+    env = registered | {"BABELBENCH_REPO": str(REPO), "BABELBENCH_COMPUTE": "inline"}
+    # a corpus and a collection in English and German, built against the same server
+    built = subprocess.run([sys.executable, "-c", (
+        "from flows.clir import ClirBuildParams, clir_build_flow\n"
+        "from flows.corpus import CorpusParams, corpus_flow\n"
+        "from tasks.pairing.config import ClirConfig\n"
+        f"corpus_flow(CorpusParams(langs=['en', 'de'], source={mirror.root.as_uri()!r}, home={str(home)!r},"
+        " progress=False))\n"
+        f"clir_build_flow(ClirBuildParams(name='c', langs=['en', 'de'], home={str(home)!r},"
+        " clir=ClirConfig(top_k=20, min_documents=10)))\n")], cwd=REPO, env=env, capture_output=True, text=True,
+        timeout=600)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    with Warehouse(home) as wh:
+        before = {run for (run,) in wh.query("SELECT run_id FROM runs")}
+
+    _run_through_worker(env, "backfill/backfill", '{"params": {"langs": ["ja"], "home": "%s"}}' % home)
+    with Warehouse(home) as wh:
+        runs = dict(wh.query("SELECT run_id, flow FROM runs WHERE status = 'completed'"))
+        cells = wh.query("SELECT stage, cell, status FROM artifacts WHERE list_contains(?, run_id)",
+                         [sorted(set(runs) - before)])
+        langs = wh.scalar("SELECT langs FROM clir_collections WHERE name = 'c'")
+    assert sorted(runs[r] for r in set(runs) - before) == ["clir-build", "corpus"]  # the backfill's two runs
+    computed = {(stage, cell) for stage, cell, status in cells if status == "computed"}
+    assert computed == {("download", "ja"), ("documents", "ja"), ("sitelinks", "ja"), ("index", "ja"),
+                        ("retrieval", "ja"), ("qrels", "c:ja>en"), ("qrels", "c:ja>de"), ("qrels", "c:en>ja"),
+                        ("qrels", "c:de>ja")}
+    assert {status for stage, cell, status in cells if (stage, cell) not in computed} == {"cached"}
+    assert {cell for _, cell, status in cells if status == "cached"} >= {"en", "de", "c:en>de", "c:de>en"}
+    assert sorted(langs) == ["de", "en", "ja"]
