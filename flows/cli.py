@@ -95,7 +95,8 @@ def corpus_download(
 def backfill(
     langs: Annotated[str, typer.Option(help="Languages to add everywhere, comma-separated.")],
 ) -> None:
-    """Add languages to every corpus, collection, translated benchmark and evaluation; only missing cells compute."""
+    """Add languages to every corpus source, built collection, generated benchmark (as translation targets),
+    evaluation, features run and arena; only missing cells compute, and what cannot gain a language is named."""
     from flows.backfill import BackfillParams, backfill_flow
 
     run_flow(backfill_flow, lambda: BackfillParams(langs=split_list(langs), home=os.environ[HOME_ENV]))

@@ -103,8 +103,10 @@ def report(
 def rerun(
     stage: Annotated[str, typer.Option(help="The stage to recompute (its descendants follow).")],
     scope: Annotated[str, typer.Option(help="The benchmark, or the collection for index/retrieval/qrels.")] = "corpus",
-    langs: Annotated[Optional[str], typer.Option(help="Only these languages (default: the last run's).")] = None,
-    models: Annotated[Optional[str], typer.Option(help="Only these models (default: the last run's).")] = None,
+    langs: Annotated[Optional[str], typer.Option(help="Only these languages' cells (default: every language of the"
+                                                       " scope); refused where one cell covers every language.")] = None,
+    models: Annotated[Optional[str], typer.Option(help="Only these models' cells (default: every model of the"
+                                                        " scope).")] = None,
 ) -> None:
     """Recompute one stage on one scope with its last run's parameters; everything else is a cache hit."""
     from flows.rerun import RerunParams, rerun_stage_flow

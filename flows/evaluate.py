@@ -18,7 +18,7 @@ from tasks.orchestration import collect_outcomes, flow_session
 from tasks.qa.policy import benchmark_definition
 from tasks.reporting import finish_run
 from tasks.settings import resolve_home
-from tasks.stage import Stage, current_ref, descendants
+from tasks.stage import Stage, descendants
 from tasks.tracking import tracked_run
 from tasks.warehouse.db import Warehouse
 
@@ -65,7 +65,6 @@ def evaluate_flow(params: EvaluateParams) -> list[dict]:
     force = frozenset(descendants(EVAL_STAGES, params.force))
     with flow_session(home) as wh, tracked_run(wh, "evaluate", params, flow_run.get_id()) as run:
         recipe, _ = benchmark_definition(wh, params.benchmark)
-        instances = current_ref(wh, "instances", params.benchmark) or current_ref(wh, "import", params.benchmark)
         cells = evaluation_cells(wh, params)
         kind = RECIPE_JUDGE.get(recipe)
         futures: dict[str, dict] = {}
@@ -75,7 +74,7 @@ def evaluate_flow(params: EvaluateParams) -> list[dict]:
                 # "/" between parts: Rich renders ":closed_book:" in a log line as an emoji
                 cell = f"{params.benchmark}/{setting}/{lang}/{model}"
                 responses = inference_stage.submit(home, cell, params.benchmark, setting, lang, model, params.inference,
-                                                   instances, params.budget, force, run.run_id)
+                                                   params.budget, force, run.run_id)
                 futures[cell] = {"inference": responses}
                 for judge in params.judges if kind else ():
                     judged.append(judging_stage.submit(

@@ -81,10 +81,16 @@ class QaBuildParams(QaRunParams):
 
 
 def register_benchmark(wh: Warehouse, params: QaBuildParams) -> None:
-    """Record the benchmark's definition so the translation and instance flows can find it."""
+    """Record the benchmark's definition so the translation and instance flows can find it.
+
+    Languages a backfill added to the benchmark (translation targets) stay when the build runs again with its
+    original languages — a scheduled rebuild must not drop them.
+    """
     with wh.transaction() as cur:
+        known = cur.execute("SELECT langs FROM qa_benchmarks WHERE benchmark = ?", [params.name]).fetchall()
+        added = [lang for lang in (known[0][0] if known else []) if lang not in params.langs]
         cur.execute("INSERT OR REPLACE INTO qa_benchmarks VALUES (?, ?, ?, ?, ?, now())",
-                    [params.name, params.recipe, params.langs, params.generator,
+                    [params.name, params.recipe, [*params.langs, *added], params.generator,
                      json.dumps(params.model_dump(mode="json", exclude={"home", "force"}))])
 
 

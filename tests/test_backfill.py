@@ -155,3 +155,16 @@ def test_a_generated_benchmark_gains_the_language_as_a_translation_target_and_it
                                         "open_book_source_context"}
     assert sources > 0 and len(server.calls) > calls
     assert "benchmark eclektic (+ja):" in _backfill_report()
+
+
+def test_a_rebuild_with_the_original_languages_keeps_the_targets_a_backfill_added(home: Path) -> None:
+    from flows.qa import register_benchmark
+
+    params = QaBuildParams(recipe="eclektic", benchmark="ek", langs=["en", "de"], home=str(home))
+    with Warehouse(home) as wh:
+        register_benchmark(wh, params)
+        with wh.transaction() as cur:  # what a backfill of ja does to the definition
+            cur.execute("UPDATE qa_benchmarks SET langs = list_append(langs, 'ja') WHERE benchmark = 'ek'")
+        register_benchmark(wh, params)  # the monthly rebuild, with the languages it was first given
+        register_benchmark(wh, params.model_copy(update={"langs": ["en", "de", "fr"]}))  # a language added to it
+        assert wh.scalar("SELECT langs FROM qa_benchmarks WHERE benchmark = 'ek'") == ["en", "de", "fr", "ja"]

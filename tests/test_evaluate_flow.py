@@ -170,3 +170,22 @@ def test_a_budget_stopped_evaluation_resumes_without_sending_a_request_twice(eva
     bodies = [json.dumps(call.body, sort_keys=True) for call in server.calls]
     assert len(bodies) == len(set(bodies)) == 6 + 6  # every answer and every verdict asked exactly once
     assert _board(eval_home)[("good", "all", "overall_success")] == (0.75, 4)
+
+
+def test_a_changed_instance_recomputes_only_its_own_cells_and_a_changed_reference_only_its_judging(
+        eval_home: Path, server: FakeLLMServer) -> None:
+    params = EvaluateParams(benchmark="e", models=["good"], judges=["judge"], home=str(eval_home))
+    evaluate_flow(params)
+
+    def computed(rows: list[dict]) -> set[tuple[str, str]]:
+        return {(r["stage"], r["cell"]) for r in rows if r["status"] == "computed"}
+
+    with Warehouse(eval_home) as wh, wh.transaction() as cur:  # a French question reworded
+        cur.execute("UPDATE instances SET question = 'Qui est l''auteur de La Fille du passeur ?'"
+                    " WHERE instance_id = 'en:2:closed_book:fr'")
+    server.answer("Qui est l'auteur de La Fille du passeur ?", "Maren Tolk")
+    assert computed(evaluate_flow(params)) == {
+        ("inference", "e/closed_book/fr/good"), ("judging", "e/closed_book/fr/good/judge"), ("scoring", "e/good")}
+    with Warehouse(eval_home) as wh, wh.transaction() as cur:  # the context the judge reads for German, corrected
+        cur.execute("UPDATE instances SET judge_context = 'Maren Tolk schrieb es.' WHERE instance_id = 'en:2:closed_book:de'")
+    assert computed(evaluate_flow(params)) == {("judging", "e/closed_book/de/good/judge"), ("scoring", "e/good")}

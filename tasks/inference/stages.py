@@ -24,7 +24,7 @@ def model_identity(home: str, model: str) -> dict[str, str]:
 
 @stage_task("inference")
 def inference_stage(home: str, cell: str, benchmark: str, setting: str, lang: str, model: str, config: InferenceConfig,
-                    instances: StageRef | None, budget: Budget, force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+                    budget: Budget, force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
     """Every instance of the cell asked of ``model``; instances that failed or were budget-stopped are retried."""
     wh = shared_warehouse(home)
     where = "benchmark = ? AND setting = ? AND lang = ?"
@@ -32,8 +32,8 @@ def inference_stage(home: str, cell: str, benchmark: str, setting: str, lang: st
                          templates=[template_hash(name) for name in TEMPLATES],
                          instances=rows_digest(wh, "SELECT instance_id, question, documents, prompt_hint FROM instances"
                                                f" WHERE {where} ORDER BY ALL", [benchmark, setting, lang]))
-    return run_paid(
-        home, INFERENCE, cell, read, {"instances": instances} if instances else {},
+    return run_paid(  # the cell's own instances are in ``read``: other languages' instances never recompute it
+        home, INFERENCE, cell, read, {},
         lambda client, ledger, fp: answer_instances(wh, client, benchmark, setting, lang, model, config, fp,
                                                     budget=ledger),
         retry=unfinished(wh, "responses", f"{where} AND model = ?", [benchmark, setting, lang, model]),

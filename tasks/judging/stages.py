@@ -20,13 +20,17 @@ def judging_stage(home: str, cell: str, benchmark: str, setting: str, lang: str,
                   config: JudgeConfig, responses: StageRef, budget: Budget, force: frozenset[str],
                   run_id: str) -> StageRef | State[StageRef]:
     """``judge``'s verdicts on the cell's responses. The responses' ids, statuses and answers are in the
-    fingerprint: a rerun that retried failed responses (same inference fingerprint) is judged again."""
+    fingerprint: a rerun that retried failed responses (same inference fingerprint) is judged again; so are the
+    question and reference the judge is shown, so a corrected gold answer or context is judged again too."""
     wh = shared_warehouse(home)
     params = [benchmark, setting, lang, model]
     read = ReadFields.of(config, *JudgeConfig.model_fields, judge=model_identity(home, judge), kind=kind,
                          template=template_hash(KINDS[kind].template),
                          responses=rows_digest(wh, f"SELECT instance_id, status, answer FROM responses"
-                                                   f" WHERE {CELL_RESPONSES} ORDER BY ALL", params))
+                                                   f" WHERE {CELL_RESPONSES} ORDER BY ALL", params),
+                         shown=rows_digest(wh, f"SELECT instance_id, question, {KINDS[kind].column} FROM instances"
+                                               " WHERE benchmark = ? AND setting = ? AND lang = ? ORDER BY ALL",
+                                           params[:3]))
     return run_paid(
         home, JUDGING, cell, read, {"responses": responses},
         lambda client, ledger, fp: judge_responses(wh, client, benchmark, setting, lang, model, judge, kind, config, fp,
