@@ -18,6 +18,7 @@ import pytest
 from tasks.processes import child_dies_with_us, free_loopback_port, stop_process
 from tasks.warehouse.db import Warehouse
 from tests.conftest import shared_data
+from tests.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -101,16 +102,6 @@ def _delete_flow_runs(env: dict[str, str], runs: list[Any]) -> None:
     _api(env, delete)
 
 
-def _wait_for(probe: Callable[[], T], what: str, timeout: float = 90) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = probe()
-        if found:
-            return found
-        time.sleep(1)
-    pytest.fail(f"{what} did not happen within {timeout:g} s")
-
-
 def _emit(env: dict[str, str], event: str, resource: dict[str, str], related: list[dict[str, str]]) -> None:
     async def send() -> None:
         from prefect.events import Event
@@ -159,7 +150,7 @@ def test_rebuilds_after_the_dump_refresh_are_chained_by_triggers_on_the_upstream
            "prefect.state-type": "COMPLETED", "prefect.state-name": "Completed"},
           [{"prefect.resource.id": f"prefect.deployment.{upstream.id}", "prefect.resource.role": "deployment",
             "prefect.resource.name": upstream.name}])
-    runs = _wait_for(lambda: _flow_runs_of(registered, deployment), f"a {name} run started by the trigger")
+    runs = wait_for(lambda: _flow_runs_of(registered, deployment), f"a {name} run started by the trigger")
     try:
         assert [run.parameters for run in runs] == [deployment.parameters]
     finally:
@@ -201,12 +192,12 @@ def test_an_added_model_is_announced_and_its_evaluation_is_started_by_the_trigge
         return _api(registered, lambda client: client.read_events(
             filter=EventFilter(event=EventNameFilter(name=[name])), limit=50)).events  # the server allows 50
 
-    [event] = _wait_for(lambda: [e for e in events("babelbench.model.added") if e.resource.id == "babelbench.model.served"],
+    [event] = wait_for(lambda: [e for e in events("babelbench.model.added") if e.resource.id == "babelbench.model.served"],
                         "the babelbench.model.added event")
     assert event.resource.name == "served" and event.payload["backend"] == "openai"
 
     # the trigger runs the evaluate deployment for that model, its name templated from the event
-    runs = _wait_for(lambda: [r for r in _flow_runs_of(registered, evaluate)
+    runs = wait_for(lambda: [r for r in _flow_runs_of(registered, evaluate)
                               if r.parameters["params"]["models"] == ["served"]], "an evaluation of the added model")
     _delete_flow_runs(registered, runs)
 
@@ -216,9 +207,9 @@ def test_an_added_model_is_announced_and_its_evaluation_is_started_by_the_trigge
     listed = subprocess.run([sys.executable, "-m", "flows.cli", "models", "list"], cwd=REPO, env=env,
                             capture_output=True, text=True, timeout=120)
     assert listed.returncode == 0 and "edited" in listed.stdout, listed.stdout + listed.stderr
-    _wait_for(lambda: [e for e in events("babelbench.model.added") if e.resource.id == "babelbench.model.edited"],
+    wait_for(lambda: [e for e in events("babelbench.model.added") if e.resource.id == "babelbench.model.edited"],
               "the event of the hand edit")
-    runs = _wait_for(lambda: [r for r in _flow_runs_of(registered, evaluate)
+    runs = wait_for(lambda: [r for r in _flow_runs_of(registered, evaluate)
                               if r.parameters["params"]["models"] == ["edited"]], "an evaluation of the edited-in model")
     _delete_flow_runs(registered, runs)
 

@@ -13,9 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import psutil
 import pytest
@@ -23,19 +21,9 @@ import pytest
 from tasks.processes import child_dies_with_us
 from tasks.sample.mirror import build_sample_mirror, cirrus_name
 from tests.loopback_http import LoopbackServer
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.slow
-T = TypeVar("T")
-
-
-def _wait_for(condition: Callable[[], T | None], timeout_s: float, what: str) -> T:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
 
 
 def _alive(pids: list[int]) -> list[int]:
@@ -77,7 +65,7 @@ def test_sigkill_mid_flow_leaves_no_child_process(tmp_path: Path) -> None:
                 workers_up = any("multiprocessing" in line or "distributed" in line for line in lines)
                 return children if server_up and workers_up else None
 
-            children = _wait_for(started, 300, "the Prefect API server and the Dask workers to start")
+            children = wait_for(started, "the Prefect API server and the Dask workers to start", timeout=300)
             pids = [c.pid for c in children]
             os.kill(cli.pid, signal.SIGKILL)
             cli.wait(timeout=30)
