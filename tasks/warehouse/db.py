@@ -111,12 +111,20 @@ def wait_seconds() -> float:
 
 
 def _command() -> str:
-    """This process's program and subcommand words (no options, so no value that could be a secret)."""
+    """This process's program and subcommand words, e.g. ``babelbench corpus ingest``.
+
+    Options and the word after each are left out: an option's value may be a
+    path or, worse, something secret, and the record is a plain file in the home.
+    """
     words = [Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"]
-    for arg in sys.argv[1:4]:
+    after_option = False
+    for arg in sys.argv[1:]:
         if arg.startswith("-"):
-            break
-        words.append(arg[:40])
+            after_option = "=" not in arg
+        elif after_option:
+            after_option = False
+        elif len(words) < 4:
+            words.append(arg[:40])
     return " ".join(words)
 
 
