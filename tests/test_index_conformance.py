@@ -6,6 +6,7 @@ and the exact BM25 scores below can be worked out on paper.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -345,3 +346,107 @@ def test_the_embedded_backend_does_not_import_the_elasticsearch_client() -> None
     code = "import sys; from tasks.index import get_backend; get_backend('tantivy'); print('elasticsearch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+# Rebuilds publish atomically. Elasticsearch: a rebuild writes a new concrete index and moves the
+# reference's alias to it in one update_aliases request. Embedded: a new hidden folder, and the
+# path's symlink switched to it with one rename. Either way a search sees the old index or the
+# new one, and what a killed build left is deleted by the next build of the same path.
+
+
+def _serving(harness: Harness, info: IndexInfo) -> set[str]:
+    """The concrete index(es) that searches of the reference at ``info.path`` read."""
+    if harness.backend.name == "elasticsearch":
+        return set(harness.backend.aliased(str(info.index_name)))  # type: ignore[attr-defined]
+    return {os.readlink(info.path)}
+
+
+def _built(harness: Harness, info: IndexInfo) -> set[str]:
+    """Every concrete index stored for the reference at ``info.path``, serving or not."""
+    if harness.backend.name == "elasticsearch":
+        return set(harness.backend.builds(str(info.index_name)))  # type: ignore[attr-defined]
+    prefix = f".{info.path.name}."
+    return {entry.name for entry in harness.root.iterdir() if entry.name.startswith(prefix) and not entry.is_symlink()}
+
+
+def test_a_rebuild_points_the_reference_at_exactly_one_new_index_and_deletes_the_old(harness: Harness) -> None:
+    first = harness.build("en", [(1, "Old", "ancient relic")])
+    [old] = _serving(harness, first)
+    assert _built(harness, first) == {old}
+    second = harness.build("en", [(2, "New", "modern gadget"), (3, "Newer", "modern phone")])
+    [new] = _serving(harness, second)
+    assert new != old
+    assert _built(harness, second) == {new}  # the old index is gone
+    assert harness.ids(first, "relic") == [] and sorted(harness.ids(first, "modern")) == [2, 3]
+    if harness.backend.name == "elasticsearch":
+        # searches go through the alias, which the manifest names; the concrete index is named from it
+        alias = harness.backend.alias_for("en", second.path)  # type: ignore[attr-defined]
+        assert first.index_name == second.index_name == alias
+        assert new.startswith(f"{alias}--") and old.startswith(f"{alias}--")
+
+
+def test_searches_during_a_rebuild_read_the_old_index_until_the_new_one_is_published(harness: Harness) -> None:
+    first = harness.build("en", [(1, "Old", "ancient relic")])
+    seen: list[list[int]] = []
+
+    def docs() -> Iterator[tuple[int, str, str]]:
+        yield (2, "New", "modern relic")
+        seen.append(harness.ids(first, "relic"))  # the new index exists, half built, behind the reference
+        yield (3, "Newer", "modern relic relic")
+
+    harness.backend.build("en", docs(), first.path, STEMMED)  # a generator: the search runs mid-build
+    assert seen == [[1]]
+    assert harness.ids(first, "relic") == [3, 2]
+
+
+def test_a_reader_opened_before_the_swap_keeps_working(tmp_path: Path) -> None:
+    # The embedded equivalent of an in-flight search on the old Elasticsearch index: the opened
+    # (memory-mapped) index stays readable after the rebuild deleted its folder.
+    from tasks.index import embedded
+
+    backend = get_backend("tantivy")
+    path = tmp_path / "en-index"
+    backend.build("en", [(1, "Old", "ancient relic")], path, STEMMED)
+    opened = embedded._open(path.resolve())
+    backend.build("en", [(2, "New", "modern relic")], path, STEMMED)
+    assert [doc_id for doc_id, _ in opened.top_k([["relic"]], {"title": 2.0, "body": 1.0}, 10)[0]] == [1]
+    [hits] = backend.search(path, "en", ["relic"], 10, STEMMED)
+    assert [doc_id for doc_id, _ in hits] == [2]
+
+
+KILLED_BUILD = """
+import json, sys, time
+from pathlib import Path
+from tasks.index.base import IndexConfig
+from tasks.index.registry import get_backend
+
+def docs():
+    yield (9, "Doomed", "never published")
+    print("building", flush=True)
+    time.sleep(600)
+
+get_backend(sys.argv[1], **json.loads(sys.argv[3])).build("en", docs(), Path(sys.argv[2]), IndexConfig())
+"""
+
+
+def test_a_half_built_index_left_by_a_killed_build_is_deleted_by_the_next_build(harness: Harness) -> None:
+    first = harness.build("en", [(1, "Old", "ancient relic")])
+    [old] = _serving(harness, first)
+    options = {"index_prefix": "babelbench-test"} if harness.backend.name == "elasticsearch" else {}
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_BUILD, harness.backend.name, str(first.path), json.dumps(options)],
+        cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = child.stdout.readline() if child.stdout else ""
+        assert line.strip() == "building", child.stderr.read() if child.stderr else ""
+    finally:
+        child.kill()  # SIGKILL: no cleanup runs
+        child.communicate()
+    leftovers = _built(harness, first) - {old}
+    assert len(leftovers) == 1 and _serving(harness, first) == {old}
+    assert harness.ids(first, "relic") == [1]  # the half-built index is not searched
+    second = harness.build("en", [(2, "New", "modern gadget")])
+    [new] = _serving(harness, second)
+    assert _built(harness, second) == {new} and new not in leftovers | {old}
+    assert harness.ids(second, "gadget") == [2] and harness.ids(second, "never") == []

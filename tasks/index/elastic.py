@@ -1,11 +1,28 @@
 """The Elasticsearch backend: one index per language on a cluster, same contract as the embedded one.
 
-This is how CLIRMatrix itself was mined. Each build creates a fresh index
-(name ``<prefix>-<lang>-<random>``) with BM25 at the config's k1/b on title and
-body and the language's analysis, bulk-loads it, refreshes it once, and only
-then atomically rewrites the small JSON file at ``path`` that names it; the
-index it named before is deleted afterwards. A failed build deletes its own
-half-built index and leaves the old one in service.
+This is how CLIRMatrix itself was mined. Searches go through an alias,
+``<prefix>-<lang>-<digest>`` with the digest taken from the reference's
+absolute ``path`` (so each index stage output has its own alias, and every
+process on every machine that sees the same path finds it). Each build
+creates a fresh concrete index named from the alias and the build's
+fingerprint, ``<alias>--<settings digest>-<random>``, with BM25 at the
+config's k1/b on title and body and the language's analysis, bulk-loads it,
+refreshes it once and checks that the cluster counts every document. Only
+then is the alias moved in one ``update_aliases`` request (remove it from the
+index it named, add it to the new one as the write index), which the cluster
+applies atomically: a search sees the old index or the new one, never a
+half-built one. The indexes the alias named before are deleted afterwards. A
+failed build deletes its own half-built index and leaves the old one in
+service; a killed build leaves an unaliased ``<alias>--…`` index, which the
+next build (or ``drop``) of that path deletes. Builds of one path are run one
+at a time (the index stage is one cell); a second concurrent build of the same
+path would delete the first one's unfinished index.
+
+The small JSON file at ``path`` is the manifest the rest of the pipeline reads
+(the stage cache, rankers, distractors): it names the alias (not a concrete
+index), the URL and the config, and is rewritten atomically after the swap.
+A manifest written before aliases, naming a concrete index, still searches
+it; the next build replaces that index and deletes it.
 
 Queries go in ``msearch`` batches of ``multi_match`` queries of type
 ``most_fields`` over ``title^boost`` and ``body``: every word's score in every
@@ -36,6 +53,8 @@ to Elasticsearch 9).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import uuid
@@ -70,6 +89,8 @@ logger = logging.getLogger(__name__)
 URL_ENV = "BABELBENCH_ES_URL"
 API_KEY_ENV = "BABELBENCH_ES_API_KEY"
 SIMILARITY = "babelbench_bm25"
+#: between an alias and the build part of its concrete indexes' names (an alias never contains it)
+BUILD_SEPARATOR = "--"
 # index.max_result_window's default: deeper pages need the scroll or search_after APIs.
 MAX_RESULT_WINDOW = 10_000
 
@@ -117,6 +138,12 @@ def search_body(query: str, k: int, title_boost: float) -> dict[str, Any]:
     }
 
 
+def build_fingerprint(lang: str, settings: dict[str, Any], mappings: dict[str, Any]) -> str:
+    """A short digest of what a build creates (language, settings, mappings), part of its concrete index's name."""
+    body = json.dumps({"lang": lang, "settings": settings, "mappings": mappings}, sort_keys=True)
+    return hashlib.sha256(body.encode()).hexdigest()[:8]
+
+
 class ElasticIndex:
     """The Elasticsearch backend; ``url``/``api_key`` default to ``$BABELBENCH_ES_URL``/``$BABELBENCH_ES_API_KEY``."""
 
@@ -156,29 +183,67 @@ class ElasticIndex:
             retry_backoff_cap=30.0,
         )
 
+    def alias_for(self, lang: str, path: Path) -> str:
+        """The alias that the reference at ``path`` searches: stable across rebuilds, distinct per path."""
+        digest = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:16]
+        return f"{self.index_prefix}-{lang.lower()}-{digest}"
+
     def build(self, lang: str, docs: Iterable[DocumentRow], path: Path, config: IndexConfig) -> IndexInfo:
         plan = plan_for(lang, config.stem)
         path = Path(path)
-        previous = read_info(path).index_name if path.exists() else None
-        name = f"{self.index_prefix}-{lang.lower()}-{uuid.uuid4().hex[:12]}"
-        self.client.indices.create(
-            index=name, settings=index_settings(config, self.shards, self.replicas), mappings=index_mappings(plan)
-        )
+        alias = self.alias_for(lang, path)
+        previous_name = read_info(path).index_name if path.exists() else None
+        self._remove_unaliased(alias)  # what builds killed before their swap left
+        settings, mappings = index_settings(config, self.shards, self.replicas), index_mappings(plan)
+        name = f"{alias}{BUILD_SEPARATOR}{build_fingerprint(lang, settings, mappings)}-{uuid.uuid4().hex[:8]}"
+        self.client.indices.create(index=name, settings=settings, mappings=mappings)
         try:
             count = self._load(name, plan, docs, config, source=f"documents for the {lang} index {name}")
             self.client.indices.refresh(index=name)
-            info = IndexInfo(
-                backend=self.name, lang=lang, path=path, doc_count=count, config=config,
-                bm25_k1=config.k1, bm25_b=config.b, index_name=name, url=self.url,
-            )
-            atomic_write_text(path, info.model_dump_json(indent=2))
+            indexed = int(self.client.count(index=name)["count"])
+            if indexed != count:
+                raise SearchBackendError(f"index {name} at {self.url} holds {indexed} documents after refreshing, not {count}")
+            replaced = self._swap(alias, name)
         except BaseException:
             self._delete_index(name)
             raise
-        if previous and previous != name:
-            self._delete_index(previous)
-        logger.info("indexed %d %s documents into %s at %s", count, lang, name, self.url)
+        info = IndexInfo(
+            backend=self.name, lang=lang, path=path, doc_count=count, config=config,
+            bm25_k1=config.k1, bm25_b=config.b, index_name=alias, url=self.url,
+        )
+        atomic_write_text(path, info.model_dump_json(indent=2))
+        if previous_name and previous_name != alias:
+            replaced.append(previous_name)  # a concrete index named by a manifest written before aliases
+        for old in replaced:
+            self._delete_index(old)
+        logger.info("indexed %d %s documents into %s, now behind the alias %s at %s", count, lang, name, alias, self.url)
         return info
+
+    def aliased(self, alias: str) -> list[str]:
+        """The concrete indexes ``alias`` points at (none before the first build of its path)."""
+        if not self.client.indices.exists_alias(name=alias):
+            return []
+        return sorted(self.client.indices.get_alias(name=alias).body)
+
+    def builds(self, alias: str) -> dict[str, bool]:
+        """Every concrete index built for ``alias``, and whether the alias points at it."""
+        found = self.client.indices.get_alias(index=f"{alias}{BUILD_SEPARATOR}*", expand_wildcards="open,closed").body
+        return {index: alias in (entry.get("aliases") or {}) for index, entry in found.items()}
+
+    def _swap(self, alias: str, name: str) -> list[str]:
+        """Move ``alias`` to ``name`` in one atomic request; the indexes it pointed at before."""
+        previous = [index for index in self.aliased(alias) if index != name]
+        actions: list[dict[str, Any]] = [{"remove": {"index": index, "alias": alias, "must_exist": True}} for index in previous]
+        actions.append({"add": {"index": name, "alias": alias, "is_write_index": True}})
+        self.client.indices.update_aliases(actions=actions)
+        return previous
+
+    def _remove_unaliased(self, alias: str) -> None:
+        """Delete the concrete indexes of ``alias`` that it does not point at: builds that never reached their swap."""
+        for index, serving in self.builds(alias).items():
+            if not serving:
+                logger.info("deleting %s at %s, an index build that never finished", index, self.url)
+                self._delete_index(index)
 
     def _load(self, name: str, plan: AnalysisPlan, docs: Iterable[DocumentRow], config: IndexConfig, source: str) -> int:
         count = 0
@@ -248,8 +313,10 @@ class ElasticIndex:
 
     def drop(self, index: IndexInfo | Path) -> None:
         path = index.path if isinstance(index, IndexInfo) else Path(index)
-        info = read_info(path)
-        self._delete_index(str(info.index_name))
+        name = str(read_info(path).index_name)
+        # an alias: the indexes it points at and any unfinished builds; a manifest from before aliases: its index
+        for concrete in sorted(set(self.aliased(name) or [name]) | set(self.builds(name))):
+            self._delete_index(concrete)
         path.unlink()
 
     def _delete_index(self, name: str) -> None:
