@@ -80,7 +80,8 @@ def qa_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
 LEADERBOARD = """
     SELECT benchmark, setting, model, metric, round(value, 3) AS value,
            '[' || round(ci_low, 3) || ', ' || round(ci_high, 3) || ']' AS "95% interval", n
-    FROM leaderboard WHERE lang = 'all' AND subset = 'all' AND metric IN ('overall_success', 'transfer', 'source_accuracy', 'accuracy', 'f1')
+    FROM leaderboard WHERE lang = 'all' AND subset = 'all'
+      AND metric IN ('overall_success', 'transfer', 'source_accuracy', 'source_question_accuracy', 'accuracy', 'f1')
     ORDER BY ALL
 """
 
