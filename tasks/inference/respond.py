@@ -20,7 +20,7 @@ from tasks.llm import BudgetLedger, CallResult, LLMClient
 from tasks.llm.parsing import Parsed
 from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, insert_rows
 
 STAGE = "inference"
 INSTANCE_COLUMNS = "instance_id, recipe, setting, lang, question, documents, prompt_hint"
@@ -48,8 +48,7 @@ def answer_instances(
     with wh.transaction() as cur:
         cur.execute("DELETE FROM responses WHERE benchmark = ? AND setting = ? AND lang = ? AND model = ?",
                     [benchmark, setting, lang, model])
-        if rows:
-            cur.executemany(f"INSERT INTO responses VALUES ({', '.join('?' * len(rows[0]))})", rows)
+        insert_rows(cur, "responses", rows)
     counts = {status: sum(row[5] == status for row in rows) for status in {row[5] for row in rows}}
     return StageOutput(rows=len(rows), message=f"{len(rows)} responses: {dict(sorted(counts.items()))}")
 

@@ -23,7 +23,7 @@ from tasks.llm import BudgetLedger, LLMClient, prompt_request
 from tasks.llm.parsing import parse_tagged_yes_no
 from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, insert_rows
 
 STAGE = "judging"
 
@@ -96,7 +96,6 @@ def judge_responses(
         cur.execute("DELETE FROM judgements WHERE benchmark = ? AND model = ? AND judge = ? AND instance_id IN"
                     " (SELECT instance_id FROM instances WHERE benchmark = ? AND setting = ? AND lang = ?)",
                     [benchmark, model, judge, benchmark, setting, lang])
-        if out:
-            cur.executemany("INSERT INTO judgements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", out)
+        insert_rows(cur, "judgements", out)
     verdicts = sum(row[5] is not None for row in out)
     return StageOutput(rows=len(out), message=f"{verdicts} verdicts on {len(out)} responses by {judge}")

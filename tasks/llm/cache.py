@@ -19,7 +19,7 @@ import orjson
 
 from tasks.llm.registry import ModelSpec
 from tasks.llm.types import LLMRequest, LLMResponse
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, insert_rows
 
 
 def request_payload(spec: ModelSpec, request: LLMRequest) -> dict[str, Any]:
@@ -87,5 +87,5 @@ def store_calls(wh: Warehouse, calls: Sequence[FinishedCall]) -> None:
     if not calls:
         return
     with wh.transaction() as cur:
-        cur.executemany("INSERT OR REPLACE INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
-                        [call.row() for call in calls])
+        latest = {row[0]: row for row in (call.row() for call in calls)}  # one row per request hash, the last
+        insert_rows(cur, "llm_calls", list(latest.values()), replace=True, then="now()")

@@ -554,3 +554,26 @@ class Warehouse:
                 "INSERT INTO language_rules VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [list(r.values()) for r in rows],
             )
+
+
+def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Sequence[Any]], *, replace: bool = False,
+                then: str = "") -> None:
+    """Insert ``rows`` (each the table's leading columns in order; ``then`` is SQL for any remaining ones, such as
+    ``now()``) in one statement over an Arrow table.
+
+    DuckDB's ``executemany`` runs the statement once per row — about a millisecond each, which made storing a
+    cell's responses a visible share of an evaluation; one ``INSERT … SELECT`` over Arrow columns takes a few.
+    Column types are inferred by Arrow; a column with no value at all is NULL and cast by DuckDB on insert.
+    """
+    if not rows:
+        return
+    import pyarrow as pa
+
+    columns = {f"c{n}": pa.array(list(values)) for n, values in enumerate(zip(*rows, strict=True))}
+    name = f"_rows_{threading.get_ident()}"
+    cur.register(name, pa.table(columns))
+    try:
+        extra = f", {then}" if then else ""
+        cur.execute(f"INSERT {'OR REPLACE ' if replace else ''}INTO {table} SELECT *{extra} FROM {name}")
+    finally:
+        cur.unregister(name)

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import openai
+import orjson
 
 from tasks.llm.backends import api_key, sdk_error
 from tasks.llm.budget import CHARS_PER_TOKEN, estimated_input_tokens
@@ -32,41 +33,52 @@ class OpenAICompatBackend:
         try:
             if request.messages is not None:
                 messages = [m.model_dump() for m in request.messages]
-                result: Any = await self._client.chat.completions.create(messages=messages, **params)
+                reply = await self._client.chat.completions.with_raw_response.create(messages=messages, **params)
             else:
-                result = await self._client.completions.create(prompt=request.prompt, **params)
+                reply = await self._client.completions.with_raw_response.create(prompt=request.prompt, **params)
         except Exception as exc:
             error = sdk_error(openai, self.spec, exc)
             if error is None:
                 raise
             raise error from None  # the SDK's exception holds the provider's raw text, which may echo the key
-        return self._response(result, request, time.perf_counter() - started)
+        return self._response(reply.content, request, time.perf_counter() - started)
 
-    def _response(self, result: Any, request: LLMRequest, latency: float) -> LLMResponse:
-        """Check the parts we need exist: the SDK builds its objects without validating them."""
-        choices = getattr(result, "choices", None)
-        if not choices:
+    def _response(self, body: bytes, request: LLMRequest, latency: float) -> LLMResponse:
+        """The parts we need, read from the JSON body and checked to exist.
+
+        The SDK's typed objects are skipped (``with_raw_response``): building them cost a few percent of the
+        throughput at 16 requests in flight, and they are not validated anyway.
+        """
+        try:
+            result = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            raise MalformedResponseError(f"model {self.spec.name!r}: the response is not JSON: {body[:200]!r}") from None
+        choices = result.get("choices") if isinstance(result, dict) else None
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
             raise MalformedResponseError(f"model {self.spec.name!r}: the response has no choices: {str(result)[:200]}")
         choice = choices[0]
         if request.messages is not None:
-            message = getattr(choice, "message", None)
-            text = getattr(message, "content", None)
+            message = choice.get("message")
+            text = message.get("content") if isinstance(message, dict) else None
         else:
-            text = getattr(choice, "text", None)
-        if text is None and getattr(choice, "finish_reason", None) is None:
+            text = choice.get("text")
+        if text is None and choice.get("finish_reason") is None:
             raise MalformedResponseError(f"model {self.spec.name!r}: the first choice has no text: {str(choice)[:200]}")
+        if not isinstance(text, str | None):
+            raise MalformedResponseError(f"model {self.spec.name!r}: the first choice's text is not a string: "
+                                         f"{str(choice)[:200]}")
         text = text or ""
-        raw = {"id": getattr(result, "id", None), "model": getattr(result, "model", None),
-               "system_fingerprint": getattr(result, "system_fingerprint", None)}
-        usage = getattr(result, "usage", None)
-        input_tokens = getattr(usage, "prompt_tokens", None)
-        output_tokens = getattr(usage, "completion_tokens", None)
+        raw = {"id": result.get("id"), "model": result.get("model"),
+               "system_fingerprint": result.get("system_fingerprint")}
+        usage = result.get("usage")
+        input_tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        output_tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
         if not isinstance(input_tokens, int) or not isinstance(output_tokens, int):
             # a few compatible servers omit usage; budgets still need a number
             input_tokens = estimated_input_tokens(request)
             output_tokens = -(-len(text) // CHARS_PER_TOKEN)
             raw["usage_estimated"] = True
-        return LLMResponse(text, input_tokens, output_tokens, getattr(choice, "finish_reason", None), latency, raw)
+        return LLMResponse(text, input_tokens, output_tokens, choice.get("finish_reason"), latency, raw)
 
     async def aclose(self) -> None:
         await self._client.close()
