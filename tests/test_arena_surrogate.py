@@ -125,3 +125,10 @@ def test_r2_interval_over_resampled_groups() -> None:
     assert r2_interval(targets, predicted, ["a", "b"], seed=0) == pytest.approx([0.375, 0.375])
     assert r2_interval(np.array([0.0, 1.0, 3.0]), np.array([0.0, 1.0, 3.0]), ["a", "b", "c"], seed=0) == [1.0, 1.0]
     assert r2_interval(np.array([2.0, 2.0]), np.array([1.0, 3.0]), ["a", "b"], seed=0) is None
+
+
+def test_r2_is_undefined_when_the_judge_s_ratings_do_not_vary() -> None:
+    # a judge that ties every pair rates all systems 0: scikit-learn would call a constant prediction R² 1.0
+    features = np.array([[0.1], [0.5], [0.9]])
+    result = leave_groups_out(features, np.zeros(3), ["a", "b", "c"], seed=0)
+    assert (result["r2"], result["r2_ci"]) == (None, None)

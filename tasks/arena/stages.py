@@ -136,7 +136,8 @@ def fit_surrogate(wh: Warehouse, benchmark: str, judge: str, ties: Ties, bootstr
         cur.execute("INSERT OR REPLACE INTO surrogate_reports VALUES (?, ?, ?, ?)",
                     [benchmark, judge, json.dumps(report), fp])
     loso = report["leave_systems_out"]
-    return StageOutput(rows=len(predicted_rows), message=f"leave-systems-out R² {loso['r2']:.3f}, Kendall τ"
+    r2 = "undefined" if loso["r2"] is None else f"{loso['r2']:.3f}"
+    return StageOutput(rows=len(predicted_rows), message=f"leave-systems-out R² {r2}, Kendall τ"
                                                          f" {loso['kendall_tau']}; {len(predicted_rows)} predicted")
 
 

@@ -144,7 +144,9 @@ def leave_groups_out(features: np.ndarray, targets: np.ndarray, groups: Sequence
     predicted = np.zeros(len(targets))
     for train, test in LeaveOneGroupOut().split(features, targets, groups):
         predicted[test] = _forest(seed).fit(features[train], targets[train]).predict(features[test])
-    return {"r2": float(r2_score(targets, predicted)), "r2_ci": r2_interval(targets, predicted, groups, seed),
+    # ratings that do not vary (a judge that ties everything) leave R² undefined: never scikit-learn's 1.0 or 0.0
+    r2 = float(r2_score(targets, predicted)) if float(((targets - targets.mean()) ** 2).sum()) > 1e-12 else None
+    return {"r2": r2, "r2_ci": r2_interval(targets, predicted, groups, seed),
             "kendall_tau": _tau(predicted, targets), "predicted": predicted.tolist()}
 
 
@@ -215,7 +217,8 @@ def _ablation(cube: FeatureCube, ablation: Ablation, rows: list[int], ratings: n
         return {"features": kept, "r2": None, "r2_ci": None,
                 "reason": f"no {groups} feature was computed: nothing removed"}
     result = leave_groups_out(cube.means(columns=columns)[rows], ratings, judged, seed)
-    return {"features": kept, "r2": result["r2"], "r2_ci": result["r2_ci"], "reason": None}
+    reason = None if result["r2"] is not None else "the judge's ratings do not vary, so R² is undefined"
+    return {"features": kept, "r2": result["r2"], "r2_ci": result["r2_ci"], "reason": reason}
 
 
 def leave_languages_out(cube: FeatureCube, lang_ratings: dict[str, dict[str, float]],
