@@ -21,6 +21,8 @@ import subprocess
 import sys
 from collections.abc import Callable
 
+import psutil
+
 _PR_SET_PDEATHSIG = 1
 
 
@@ -65,3 +67,23 @@ def free_loopback_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def process_started(pid: int | None = None) -> float | None:
+    """When process ``pid`` (this one by default) started, in seconds since the epoch; None if it is gone."""
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.NoSuchProcess:
+        return None
+
+
+def process_alive(pid: int, started: float | None = None) -> bool:
+    """Whether process ``pid`` of this host still runs (a zombie awaiting its reaper has ended) and, when
+    ``started`` is given, is the same process that started then — not another that reused the pid."""
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return started is None or abs(process.create_time() - started) < 0.01
+    except psutil.NoSuchProcess:
+        return False

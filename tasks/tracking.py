@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
 from pydantic import BaseModel
 
+from tasks.processes import process_alive
 from tasks.stage import StageRef
 from tasks.version import code_version
 from tasks.warehouse.db import Warehouse
@@ -143,7 +143,7 @@ def _may_be_alive(run_id: str, pid: int | None, host: str | None, live: set[str]
         return False
     if pid == me:
         return run_id in live
-    return psutil.pid_exists(pid)
+    return process_alive(pid)
 
 
 def _end_mlflow_run(home: Path, mlflow_run_id: str) -> None:

@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 from filelock import FileLock, Timeout
 
 from tasks.errors import BabelbenchError, ConfigError
@@ -567,8 +568,6 @@ def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Seque
     """
     if not rows:
         return
-    import pyarrow as pa
-
     columns = {f"c{n}": pa.array(list(values)) for n, values in enumerate(zip(*rows, strict=True))}
     name = f"_rows_{threading.get_ident()}"
     cur.register(name, pa.table(columns))

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Literal
 
+from tasks.processes import process_alive, process_started
+
 MARKER = ".writer"
 #: an unpublished folder without a marker is left alone this long: it may have just been made, or just published
 GRACE_SECONDS = 60.0
@@ -28,17 +30,8 @@ GRACE_SECONDS = 60.0
 WriterState = Literal["none", "alive", "dead", "elsewhere"]
 
 
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (Linux), to tell a reused pid apart; None elsewhere."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]  # field 22 of stat; the command name may hold spaces and ')'
-
-
 def _identity() -> dict[str, object]:
-    return {"host": socket.gethostname(), "pid": os.getpid(), "started": _start_time(os.getpid())}
+    return {"host": socket.gethostname(), "pid": os.getpid(), "started": process_started()}
 
 
 def claim(directory: Path) -> Path:
@@ -65,17 +58,9 @@ def writer_state(directory: Path) -> WriterState:
     if record.get("host") != socket.gethostname():
         return "elsewhere"
     pid = int(record.get("pid") or 0)
-    if pid <= 0:
-        return "dead"
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return "dead"
-    except PermissionError:
-        pass  # exists, owned by someone else
     started = record.get("started")
-    if started is not None and _start_time(pid) not in (None, started):
-        return "dead"  # the pid was reused by another process
+    if pid <= 0 or not process_alive(pid, started if isinstance(started, float) else None):
+        return "dead"  # gone, or the pid now belongs to another process
     return "alive"
 
 
