@@ -162,7 +162,7 @@ def parse_registry(path: Path) -> Registry:
         try:
             spec = ModelSpec.model_validate(entry)
         except ValidationError as exc:
-            raise ConfigError(f"{where}: {_describe(exc)}") from None
+            raise ConfigError(f"{where}: {describe_error(exc)}") from None
         if spec.name in seen:
             raise ConfigError(f"{where}: the name is already used by models[{seen[spec.name]}]")
         seen[spec.name] = position
@@ -190,7 +190,7 @@ def _load_yaml(path: Path, text: str) -> tuple[Any, list[int]]:
     return document, lines
 
 
-def _describe(error: ValidationError) -> str:
+def describe_error(error: ValidationError) -> str:
     parts = []
     for problem in error.errors():
         field = ".".join(str(p) for p in problem["loc"]) or "entry"
