@@ -51,6 +51,7 @@ from flows.evaluate import EvaluateParams, evaluate_flow
 from flows.features import FeaturesParams, features_flow
 from flows.qa import InstancesParams, TranslateParams, instances_flow, translate_flow
 from flows.rerun import scope_runs
+from tasks.text.codes import WikiLang
 from tasks.orchestration import flow_session, shared_warehouse
 from tasks.settings import resolve_home
 from tasks.stage import current_ref
@@ -59,7 +60,7 @@ from tasks.stage import current_ref
 class BackfillParams(BaseModel):
     """Which languages to add everywhere (a form in the Prefect UI)."""
 
-    langs: list[str] = Field(min_length=1, description="Languages to add to every corpus, collection, benchmark,"
+    langs: list[WikiLang] = Field(min_length=1, description="Languages to add to every corpus, collection, benchmark,"
                                                        " evaluation, feature run and arena of the warehouse.")
     home: str | None = None
 

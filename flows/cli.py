@@ -30,6 +30,7 @@ from flows.import_cli import import_app  # noqa: E402
 from flows.models_cli import models_app  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
+from tasks.text.languages import OVERRIDES_ENV  # noqa: E402
 
 #: The order a user runs the commands in; ``--help`` lists them so.
 WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "models", "eval", "features", "arena", "leaderboard", "report", "rerun", "backfill", "score", "sql", "demo")
@@ -66,9 +67,14 @@ app.add_typer(models_app, name="models")
 def main(
     home: Annotated[Optional[Path], typer.Option(help="babelbench home (warehouse, lake, MLflow store).", envvar=HOME_ENV)] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print tracebacks of user errors (bad input, setup).")] = False,
+    languages: Annotated[Optional[Path], typer.Option(
+        help="CSV of language rules overriding or adding to the built-in table (default: languages.csv in the home).",
+        envvar=OVERRIDES_ENV)] = None,
 ) -> None:
-    """Select the home for every command; ``--home`` wins over ``$BABELBENCH_HOME``."""
+    """Select the home and the language-rule overrides for every command; ``--home`` wins over ``$BABELBENCH_HOME``."""
     os.environ[HOME_ENV] = str(resolve_home(home))
+    if languages is not None:
+        os.environ[OVERRIDES_ENV] = str(languages.expanduser().resolve())
     set_verbose(verbose)
 
 

@@ -8,6 +8,7 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field, model_validator
 
+from tasks.text.codes import WikiLang
 from tasks.index.base import IndexConfig
 from tasks.orchestration import collect_outcomes, flow_session
 from tasks.pairing.config import ClirConfig
@@ -25,7 +26,7 @@ class ClirBuildParams(BaseModel):
     """Parameters of a CLIR collection build (a form in the Prefect UI)."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_-]+$", description="Collection name.")
-    langs: list[str] = Field(min_length=2, description="Languages; BI covers every ordered pair.")
+    langs: list[WikiLang] = Field(min_length=2, description="Languages; BI covers every ordered pair.")
     multi: bool = Field(False, description="Also build the MULTI collection (languages: clir.multi_languages).")
     backend: str = Field("tantivy", description="Index backend: tantivy (embedded) or elasticsearch.")
     index: IndexConfig = Field(default_factory=IndexConfig)

@@ -6,6 +6,7 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
+from tasks.text.codes import WikiLang
 from tasks.dumps.sources import DocKind
 from tasks.dumps.stages import CORPUS_STAGES, DumpQuery, SitelinkChoice, documents_stage, download_stage, sitelinks_stage
 from tasks.orchestration import collect_outcomes, flow_session
@@ -19,7 +20,7 @@ from tasks.tracking import tracked_run
 class CorpusParams(BaseModel):
     """Parameters of a corpus build (rendered as a form in the Prefect UI)."""
 
-    langs: list[str] = Field(description="Language codes, e.g. ['en', 'ja']; each is one cell of every stage.")
+    langs: list[WikiLang] = Field(description="Language codes, e.g. ['en', 'ja']; each is one cell of every stage.")
     source: str = Field("wikimedia", description="'wikimedia', a mirror URL (http(s)://, file://), a directory or one file.")
     date: str | None = Field(None, description="Dump date YYYYMMDD; default: the latest complete dump.")
     kind: DocKind | None = Field(None, description="cirrus or xml; default cirrus for mirrors, inferred for local files.")

@@ -11,6 +11,7 @@ from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field, model_validator
 
+from tasks.text.codes import WikiLang
 from tasks.instances.build import InstanceConfig
 from tasks.instances.export import export_instances
 from tasks.llm import Budget
@@ -57,7 +58,7 @@ class QaBuildParams(QaRunParams):
 
     recipe: Literal["eclektic", "xrag"]
     benchmark: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+$", description="Benchmark name; the recipe's name if empty.")
-    langs: list[str] = Field(min_length=2, description="Languages of the benchmark.")
+    langs: list[WikiLang] = Field(min_length=2, description="Languages of the benchmark.")
     generator: str = Field("local", description="Registry name of the model that writes the items.")
     judge: str | None = Field(None, description="Registry name of the QC pre-screen model; the generator if empty.")
     prescreen: bool = Field(True, description="Ask the judge model to pre-screen every item; the rule checks run "

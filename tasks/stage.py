@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -22,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tasks.text.languages import rule_digest
 from tasks.version import code_version
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import settle_writes, sweep_abandoned, track_writes
@@ -90,9 +92,26 @@ class StageOutput:
     message: str = ""
 
 
+_CELL_PARTS = re.compile(r"[:/>,]")
+
+
+def cell_rules(cell: str) -> dict[str, str]:
+    """The rule digests of the languages a cell names (``demo:en>km`` names en and km), by wiki code.
+
+    A cell in a language reads that language's rule (segmentation, truncation,
+    analysis, disambiguation markers), so the rule is part of its fingerprint:
+    an override or a regenerated table recomputes exactly that language's
+    cells, and through their changed fingerprints everything downstream.
+    """
+    return {part: rule for part in _CELL_PARTS.split(cell) if (rule := rule_digest(part))}
+
+
 def fingerprint(stage: Stage, cell: str, config: Mapping[str, Any], inputs: Mapping[str, str]) -> str:
-    """hash(stage name, stage version, cell, config fields read, input fingerprints)."""
+    """hash(stage name, stage version, cell, config fields read, input fingerprints, rules of the cell's languages)."""
     payload = {"stage": stage.name, "version": stage.version, "cell": cell, "config": dict(config), "inputs": dict(inputs)}
+    rules = cell_rules(cell)
+    if rules:
+        payload["rules"] = rules
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

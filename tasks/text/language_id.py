@@ -2,10 +2,8 @@
 
 lingua knows 75 languages.  A language outside them is never guessed as the
 nearest one lingua knows: :func:`lingua_supports` says so, and callers report
-such texts as ``unsupported``.  The detector is restricted to the languages
-of the rules table that lingua knows (plus English, the usual language a
-model falls back to), which makes it faster and more accurate than choosing
-among all 75.
+such texts as ``unsupported``.  The candidates a text is told apart from are
+chosen by the language it is expected in (see :func:`language_detector`).
 """
 
 from __future__ import annotations
@@ -16,6 +14,7 @@ from functools import cache
 from lingua import Language, LanguageDetector, LanguageDetectorBuilder
 
 from tasks.errors import ConfigError
+from tasks.text.codes import wiki_code
 from tasks.text.languages import all_rules
 
 
@@ -64,24 +63,44 @@ def lingua_language(lang: str) -> Language:
     return _lingua_languages()[code]
 
 
+def _candidates(expected: str | None) -> set[str]:
+    """lingua codes a text expected in ``expected`` is told apart from (see ``language_detector``)."""
+    target = lingua_code(expected) if expected else None
+    if target is None:
+        return set(_lingua_languages())
+    rules = all_rules()
+    try:
+        script = rules[wiki_code(expected)].script  # type: ignore[arg-type]
+    except ConfigError:
+        return set(_lingua_languages())
+    same_script = {code for lang, other in rules.items() if other.script == script and (code := lingua_code(lang))}
+    return same_script | {"en", target}
+
+
 @cache
 def language_detector(expected: str | None = None) -> LanguageDetector:
-    """A detector over the rules table's languages that lingua knows, English and the ``expected`` code.
+    """A detector telling ``expected`` apart from English and from every language lingua knows in its script.
 
-    The language a text should be in is always among the candidates, even when the rules table lacks it (MKQA's
-    Danish, say), so it can be found; one detector per expected language is built once (models load lazily).
+    Those are the mistakes that matter when checking a response or a
+    translation: falling back to English, or drifting into a neighbour written
+    the same way (Danish for Norwegian, Ukrainian for Russian) — a detector
+    restricted to fewer languages would call the neighbour the target. A text in
+    another script matches no candidate closely, so the target's confidence
+    stays near zero. Choosing among all 75 languages instead is about ten times
+    slower per text. Without an expected language every language lingua knows
+    is a candidate. One detector per expected language is built once (models
+    load lazily).
     """
-    codes = {code for lang in all_rules() if (code := lingua_code(lang))} | {"en"} | ({expected} if expected else set())
-    return LanguageDetectorBuilder.from_languages(*(_lingua_languages()[code] for code in sorted(codes))).build()
+    return LanguageDetectorBuilder.from_languages(*(_lingua_languages()[code] for code in sorted(_candidates(expected)))).build()
 
 
 def detect_language(text: str, expected: str | None = None) -> str | None:
     """The ISO 639-1 code lingua sees in ``text`` (``expected`` among the candidates), or None when it sees none."""
-    language = language_detector(expected and lingua_code(expected)).detect_language_of(text)
+    language = language_detector(expected).detect_language_of(text)
     return language.iso_code_639_1.name.lower() if language is not None else None
 
 
 def confidence(text: str, lang: str, expected: str | None = None) -> float:
     """lingua's probability (0–1, among the candidates of ``expected``'s detector) that ``text`` is in ``lang``."""
     target = lingua_language(lang)
-    return language_detector(expected and lingua_code(expected)).compute_language_confidence(text, target)
+    return language_detector(expected).compute_language_confidence(text, target)

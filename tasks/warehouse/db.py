@@ -543,18 +543,15 @@ class Warehouse:
         cur.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet([{listing}])")
 
     def _load_language_rules(self) -> None:
-        """Mirror the language-rules CSV into the ``language_rules`` table for SQL joins."""
+        """Mirror the effective language rules (packaged table and the user's overrides) into ``language_rules``."""
         rows = [asdict(rule) | {"disambiguation_markers": list(rule.disambiguation_markers)} for rule in all_rules().values()]
         with self.transaction() as cur:
             cur.execute(
-                "CREATE OR REPLACE TABLE language_rules (lang VARCHAR PRIMARY KEY, name VARCHAR, wiki VARCHAR, script VARCHAR,"
-                " segmenter VARCHAR, sentence_terminators VARCHAR, truncate_unit VARCHAR, truncate_limit INTEGER,"
+                "CREATE OR REPLACE TABLE language_rules (lang VARCHAR PRIMARY KEY, name VARCHAR, wiki VARCHAR,"
+                " bcp47 VARCHAR, script VARCHAR, segmenter VARCHAR, truncate_unit VARCHAR, truncate_limit INTEGER,"
                 " analyzer VARCHAR, stemmer VARCHAR, disambiguation_markers VARCHAR[])"
             )
-            cur.executemany(
-                "INSERT INTO language_rules VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [list(r.values()) for r in rows],
-            )
+            insert_rows(cur, "language_rules", [list(r.values()) for r in rows])
 
 
 def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Sequence[Any]], *, replace: bool = False,
