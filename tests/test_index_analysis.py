@@ -23,39 +23,59 @@ from tasks.index.elastic import index_mappings, index_settings, public_url, sear
 from tasks.index.embedded import text_analyzer
 from tasks.text.languages import all_rules
 
-PRESEGMENTED = {"zh", "ja", "th"}
-# lang -> tantivy stemmer with stem=True (None: the rule names no stemmer, or tantivy lacks it: hi, id)
+# Written out by hand for languages of every kind: unspaced scripts (segmented in Python), languages whose Snowball
+# stemmer tantivy has (engine stems), whose stemmer tantivy lacks (stemmed in Python: hi, id, hy, ne), and with
+# no Snowball stemmer at all (bn, uk, he, ko, sw).
+SEGMENTED = {"zh", "ja", "th", "km", "lo", "my"}
+PYTHON_STEMMED = {"hi": "hindi", "id": "indonesian", "hy": "armenian", "ne": "nepali"}
+# lang -> tantivy stemmer with stem=True (None: no Snowball stemmer, tantivy lacks it, or the text is pre-segmented)
 TANTIVY_STEMMER = {
     "en": "english", "de": "german", "fr": "french", "es": "spanish", "it": "italian", "pt": "portuguese",
-    "ru": "russian", "el": "greek", "ar": "arabic",
-    "hi": None, "id": None, "uk": None, "bn": None, "he": None, "ko": None, "zh": None, "ja": None, "th": None,
-}
-# lang -> Elasticsearch analyzer with stem=True (plugin analyzers fall back to "standard")
+    "ru": "russian", "el": "greek", "ar": "arabic", "fi": "finnish", "ta": "tamil",
+    "uk": None, "bn": None, "he": None, "ko": None, "sw": None, "ka": None,
+} | dict.fromkeys(SEGMENTED | set(PYTHON_STEMMED))
+# lang -> Elasticsearch analyzer with stem=True (no built-in analyzer: "standard")
 ES_ANALYZER = {
     "en": "english", "de": "german", "fr": "french", "es": "spanish", "it": "italian", "pt": "portuguese",
-    "ru": "russian", "el": "greek", "ar": "arabic", "hi": "hindi", "bn": "bengali", "id": "indonesian",
-    "uk": "standard", "he": "standard", "ko": "standard",
-    "zh": ES_PRESEGMENTED_ANALYZER, "ja": ES_PRESEGMENTED_ANALYZER, "th": ES_PRESEGMENTED_ANALYZER,
-}
-WORD_REGEX = {"hi", "bn"}  # Devanagari and Bengali words contain a virama
+    "ru": "russian", "el": "greek", "ar": "arabic", "fi": "finnish", "bn": "bengali",
+    "uk": "standard", "he": "standard", "ko": "standard", "sw": "standard", "ka": "standard", "ta": "standard",
+} | dict.fromkeys(SEGMENTED | set(PYTHON_STEMMED), ES_PRESEGMENTED_ANALYZER)
+WORD_REGEX = {"bn", "ta"}  # Bengali and Tamil words contain a virama or vowel signs
 
 
-@pytest.mark.parametrize("lang", sorted(all_rules()))
-def test_plan_of_every_language_row(lang: str) -> None:
+@pytest.mark.parametrize("lang", sorted(TANTIVY_STEMMER))
+def test_plan_of_languages_of_every_kind(lang: str) -> None:
     plan = plan_for(lang, stem=True)
-    assert plan.presegment == (lang in PRESEGMENTED)
+    presegmented = lang in SEGMENTED or lang in PYTHON_STEMMED
+    assert plan.presegment == presegmented
+    assert plan.python_stemmer == PYTHON_STEMMED.get(lang)
     assert plan.tantivy_stemmer == TANTIVY_STEMMER[lang]
     assert plan.es_analyzer == ES_ANALYZER[lang]
-    expected_tokenizer = "whitespace" if lang in PRESEGMENTED else "word_regex" if lang in WORD_REGEX else "simple"
+    expected_tokenizer = "whitespace" if presegmented else "word_regex" if lang in WORD_REGEX else "simple"
     assert plan.tantivy_tokenizer == expected_tokenizer
 
 
-@pytest.mark.parametrize("lang", sorted(all_rules()))
+@pytest.mark.parametrize("lang", sorted(TANTIVY_STEMMER))
 def test_without_stemming_nothing_stems(lang: str) -> None:
     plan = plan_for(lang, stem=False)
-    assert plan.tantivy_stemmer is None
-    assert plan.es_analyzer == (ES_PRESEGMENTED_ANALYZER if lang in PRESEGMENTED else "standard")
-    assert plan.presegment == (lang in PRESEGMENTED)
+    assert plan.tantivy_stemmer is None and plan.python_stemmer is None
+    assert plan.es_analyzer == (ES_PRESEGMENTED_ANALYZER if lang in SEGMENTED else "standard")
+    assert plan.presegment == (lang in SEGMENTED)
+
+
+def test_every_language_with_a_snowball_stemmer_is_stemmed_by_one_engine_or_in_python() -> None:
+    for lang, rule in all_rules().items():
+        plan = plan_for(lang, stem=True)
+        if rule.stemmer:
+            assert (plan.tantivy_stemmer or plan.python_stemmer) == rule.stemmer, lang
+        else:
+            assert plan.tantivy_stemmer is None and plan.python_stemmer is None, lang
+
+
+def test_python_stemming_lowercases_and_stems_the_words_both_engines_then_read() -> None:
+    # Snowball's Indonesian stemmer removes the prefix me-/mem- and the suffixes -kan, -nya
+    assert prepare_query("Mahasiswa MEMBACAKAN buku-bukunya", plan_for("id", stem=True)) == "mahasiswa baca buku buku"
+    assert prepare_query("Mahasiswa MEMBACAKAN", plan_for("id", stem=False)) == "Mahasiswa MEMBACAKAN"
 
 
 def test_unknown_language_is_a_config_error() -> None:
@@ -81,7 +101,7 @@ def test_tantivy_analyzers_cut_words_as_each_script_needs() -> None:
     assert text_analyzer(plan_for("en", stem=False)).analyze("Running RUNS, ran.") == ["running", "runs", "ran"]
     assert text_analyzer(plan_for("de", stem=True)).analyze("Häuser des Hauses") == ["haus", "des", "haus"]
     # The virama (U+094D) stays inside the word; tantivy's simple tokenizer would split "हिन्दी" in two.
-    assert text_analyzer(plan_for("hi", stem=True)).analyze("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
+    assert text_analyzer(plan_for("hi", stem=False)).analyze("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
     assert text_analyzer(plan_for("zh", stem=True)).analyze("我 爱 Beijing") == ["我", "爱", "beijing"]
 
 
