@@ -318,7 +318,7 @@ def test_search_refuses_another_language_or_analysis(harness: Harness) -> None:
 
 
 def test_unknown_language_is_refused_before_building(harness: Harness) -> None:
-    with pytest.raises(ConfigError, match="no language rule for 'xx'"):
+    with pytest.raises(ConfigError, match="unknown language code 'xx'"):
         harness.build("xx", [(1, "t", "x")])
     assert _entries(harness.root) == set()
 
