@@ -161,7 +161,7 @@ def test_a_dropped_entity_is_stored_as_the_gate_reason(sample_home: Path, server
 @pytest.mark.parametrize(("unit", "message"), [
     (_unit("i9", "question", "Where is Orvik?", "en"), "item 'i9' field question: already in en"),
     (_unit("i9", "answer", "  "), "item 'i9' field answer: empty text"),
-    (_unit("i9", "answer", "Orvik", "xx"), "no language rule for 'xx'"),
+    (_unit("i9", "answer", "Orvik", "xx"), "unknown language code 'xx'"),
 ])
 def test_bad_units_stop_the_stage_before_any_call(wh: Warehouse, server: FakeLLMServer, unit: TranslationUnit,
                                                   message: str) -> None:
