@@ -7,6 +7,8 @@ and that show a cache hit as a ``Cached`` state in the Prefect UI.
 
 from __future__ import annotations
 
+import os
+
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -25,6 +27,7 @@ from prefect.tasks import exponential_backoff
 
 from tasks import compute
 from tasks.retry import is_transient
+from tasks.settings import HOME_ENV
 from tasks.stage import StageRef
 from tasks.tracking import StageOutcome
 from tasks.warehouse.db import Warehouse
@@ -67,6 +70,8 @@ def flow_session(home: str) -> Iterator[Warehouse]:
     """
     try:
         wh = shared_warehouse(home)
+        # the home's language-rule overrides apply to this run, in this process and the Dask workers it starts
+        os.environ[HOME_ENV] = str(wh.home)
         _prepare_tracking(wh.home)
         yield wh
     finally:

@@ -138,6 +138,22 @@ def test_xml_multistream_on_dask_with_page_props_gives_the_same_qids(
     assert units > 1
 
 
+@pytest.mark.parametrize(("kind", "sitelinks"), [("xml", "page_props"), ("cirrus", "wikidata")])
+def test_disambiguation_pages_are_found_without_the_wikis_template_names(
+        mirror: SampleMirror, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, sitelinks: str) -> None:
+    # the home's rules know no template of frwiki's: only the page property or the Wikidata class can tell
+    (tmp_path / "languages.csv").write_text("lang,disambiguation_markers\nfr,No such template\n", encoding="utf-8")
+    monkeypatch.setenv("BABELBENCH_HOME", str(tmp_path))
+    _run(mirror, tmp_path, ["fr"], kind=kind, sitelinks=sitelinks)
+    with Warehouse(tmp_path) as wh:
+        by_parser = wh.scalar("SELECT count(*) FROM documents_raw WHERE is_disambiguation")
+        flagged = wh.scalar("SELECT count(*) FROM documents WHERE is_disambiguation")
+        articles = wh.scalar("SELECT count(*) FROM documents WHERE NOT is_redirect AND NOT is_disambiguation")
+    counts = mirror.counts["frwiki"]
+    assert by_parser == 0  # the sample's pages use the template, which the parser no longer recognises
+    assert (flagged, articles) == (counts.disambiguation, counts.articles)
+
+
 def test_sitelinks_from_the_wikidata_dump_resolve_page_ids(mirror: SampleMirror, tmp_path: Path) -> None:
     _run(mirror, tmp_path, ["de", "zh"], sitelinks="wikidata")
     with Warehouse(tmp_path) as wh:

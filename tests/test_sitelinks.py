@@ -44,8 +44,9 @@ SQL_ROWS = (
 SQL_TAIL = "-- Dump completed on 2024-05-02  1:23:45\n"
 
 
-def _link(qid: str, page_id: int, source: str) -> dict[str, object]:
-    return {"qid": qid, "lang": "en", "page_id": page_id, "title": None, "source": source}
+def _link(qid: str | None, page_id: int, source: str, disambiguation: bool = False) -> dict[str, object]:
+    return {"qid": qid, "lang": "en", "page_id": page_id, "title": None, "source": source,
+            "is_disambiguation": disambiguation}
 
 
 def test_page_props_keeps_wikibase_items_through_escapes_and_several_statements(tmp_path: Path) -> None:
@@ -131,8 +132,9 @@ ENTITIES = [
 WIKIS = {"enwiki": "en", "dewiki": "de"}
 
 
-def _title(qid: str, lang: str, title: str, source: str) -> dict[str, object]:
-    return {"qid": qid, "lang": lang, "page_id": None, "title": title, "source": source}
+def _title(qid: str, lang: str, title: str, source: str, disambiguation: bool = False) -> dict[str, object]:
+    return {"qid": qid, "lang": lang, "page_id": None, "title": title, "source": source,
+            "is_disambiguation": disambiguation}
 
 
 def test_wikidata_keeps_wanted_wikis_and_reports_a_malformed_line(tmp_path: Path) -> None:
@@ -149,6 +151,62 @@ def test_wikidata_keeps_wanted_wikis_and_reports_a_malformed_line(tmp_path: Path
     ]
     assert all(tuple(row) == SITELINK_COLUMNS for row in rows)
     assert [(i["source"], i["position"]) for i in issues] == [(str(path), "line 6")]
+
+
+def _claim(item: str) -> str:
+    return ('{"mainsnak":{"snaktype":"value","property":"P31","datavalue":{"value":{"entity-type":"item",'
+            f'"numeric-id":{item[1:]},"id":"{item}"}},"type":"wikibase-entityid"}}}},"type":"statement","rank":"normal"}}')
+
+
+def test_wikidata_marks_sitelinks_of_disambiguation_items(tmp_path: Path) -> None:
+    entities = [
+        "[",
+        # instance of human (Q5) and of Wikimedia disambiguation page (Q4167410): flagged in every wiki
+        '{"type":"item","id":"Q10","claims":{"P31":[' + _claim("Q5") + "," + _claim("Q4167410") + "]},"
+        '"sitelinks":{"enwiki":{"site":"enwiki","title":"Mercury","badges":[]},'
+        '"dewiki":{"site":"dewiki","title":"Merkur","badges":[]}}},',
+        # a statement without a value (somevalue) and a P31 of another class: not flagged
+        '{"type":"item","id":"Q11","claims":{"P31":[{"mainsnak":{"snaktype":"somevalue","property":"P31"}},'
+        + _claim("Q4022") + ']},"sitelinks":{"enwiki":{"site":"enwiki","title":"Velna","badges":[]}}},',
+        # the class named in another property is not an instance-of statement
+        '{"type":"item","id":"Q12","claims":{"P279":[' + _claim("Q4167410").replace("P31", "P279") + "]},"
+        '"sitelinks":{"enwiki":{"site":"enwiki","title":"Dab","badges":[]}}}',
+        "]",
+    ]
+    path = tmp_path / "latest-all.json"
+    path.write_text("\n".join(entities) + "\n", encoding="utf-8")
+
+    rows = list(iter_wikidata_sitelinks(path, WIKIS))
+
+    assert rows == [
+        _title("Q10", "en", "Mercury", path.name, True), _title("Q10", "de", "Merkur", path.name, True),
+        _title("Q11", "en", "Velna", path.name), _title("Q12", "en", "Dab", path.name),
+    ]
+
+
+def test_page_props_disambiguation_property_marks_the_page(tmp_path: Path) -> None:
+    rows_sql = (
+        # page 30: the property, then its item (primary-key order); page 31: item only; page 32: the property only;
+        # page 33: the property inside another property's value is no property; page 34: item, then (out of order) flag
+        r"INSERT INTO `page_props` VALUES (30,'disambiguation','',NULL),(30,'wikibase_item','Q30',NULL),"
+        r"(31,'wikibase_item','Q31',NULL),(32,'disambiguation','',NULL),"
+        r"(33,'displaytitle','x\',\'disambiguation',NULL),(33,'wikibase_item','Q33',NULL),"
+        r"(34,'wikibase_item','Q34',NULL),(34,'zz_disambiguation_late','',NULL),(35,'disambiguation','',NULL);"
+        "\n"
+        r"INSERT INTO `page_props` VALUES (34,'disambiguation','',NULL);"
+        "\n"
+    )
+    path = tmp_path / "xxwiki-20240501-page_props.sql"
+    path.write_text(SQL_HEAD + rows_sql + SQL_TAIL, encoding="utf-8")
+
+    rows = list(iter_page_props_sitelinks(path, "en"))
+
+    assert rows == [
+        _link("Q30", 30, path.name, True), _link("Q31", 31, path.name), _link("Q33", 33, path.name),
+        _link("Q34", 34, path.name),
+        # flagged pages whose item row did not follow the flag: rows of their own, no QID
+        _link(None, 32, path.name, True), _link(None, 34, path.name, True), _link(None, 35, path.name, True),
+    ]
 
 
 def test_wikidata_truncated_bz2_yields_complete_entities_then_raises(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ SELECT
     count(*) FILTER (WHERE d.is_redirect) AS redirects,
     count(*) FILTER (WHERE d.is_disambiguation) AS disambiguation,
     count(d.qid) FILTER (WHERE NOT d.is_redirect) AS with_qid,
-    (SELECT count(*) FROM sitelinks AS s WHERE s.lang = d.lang) AS sitelinks
+    (SELECT count(s.qid) FROM sitelinks AS s WHERE s.lang = d.lang) AS sitelinks
 FROM documents AS d
 GROUP BY d.lang
 ORDER BY d.lang;

@@ -263,7 +263,7 @@ def ingest_sitelinks(
     issues: list[dict[str, Any]] = []
     if method == "cirrus":
         rows = wh.query_dicts(
-            "SELECT qid, lang, page_id, title, source FROM documents_raw"
+            "SELECT qid, lang, page_id, title, source, FALSE AS is_disambiguation FROM documents_raw"
             " WHERE lang = ? AND qid IS NOT NULL AND NOT is_redirect ORDER BY page_id", [lang])
         writer.extend(rows)
     elif method in {"page_props", "wikidata"}:

@@ -33,6 +33,9 @@ SITELINK_SCHEMA = pa.schema(
         ("page_id", pa.int64()),  # null when the source gives only a title (Wikidata JSON)
         ("title", pa.string()),
         ("source", pa.string()),
+        # the page is a disambiguation page by a language-independent signal: the page property MediaWiki's
+        # Disambiguator sets, or a Wikidata item that is an instance of Wikimedia disambiguation page (Q4167410)
+        ("is_disambiguation", pa.bool_()),
     ]
 )
 SITELINK_COLUMNS: tuple[str, ...] = tuple(SITELINK_SCHEMA.names)

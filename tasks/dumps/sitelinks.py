@@ -25,6 +25,8 @@ from tasks.errors import InputFormatError, TruncatedInputError
 
 PAGE_PROPS_TABLE = b"page_props"
 WIKIBASE_ITEM = b"'wikibase_item'"
+DISAMBIGUATION_PROP = b"'disambiguation'"  # set by the Disambiguator extension on every wiki, whatever the template
+DISAMBIGUATION_ITEM = "Q4167410"  # Wikidata's class "Wikimedia disambiguation page"
 
 _INSERT = re.compile(rb"INSERT INTO `([^`]*)` VALUES ")
 _CREATE = b"CREATE TABLE `page_props`"
@@ -45,6 +47,12 @@ def _sql_string(literal: bytes) -> str:
 def iter_page_props_sitelinks(path: Path, lang: str, *, on_issue: IssueSink | None = None) -> Iterator[dict[str, Any]]:
     """Sitelink rows (``SITELINK_COLUMNS``) from the ``wikibase_item`` rows of a page_props dump.
 
+    A page's ``disambiguation`` property marks its row ``is_disambiguation``.
+    mysqldump writes rows in primary-key order (page, then property name), so
+    that property comes before the page's ``wikibase_item``; a flagged page
+    whose item row came first, or that has none, gets a row of its own
+    (no QID) at the end, so no flag is lost.
+
     An INSERT statement that stops matching the row grammar is reported from
     the byte where it broke and the rest of that statement is skipped; a file
     that ends inside a statement yields the complete rows before the cut, then
@@ -57,6 +65,8 @@ def iter_page_props_sitelinks(path: Path, lang: str, *, on_issue: IssueSink | No
     cut: str | None = None
     seen_table = False
     number = 0
+    flagged: set[int] = set()
+    marked: set[int] = set()  # flagged pages whose item row carried the flag
     try:
         for number, data, complete in iter_lines(path):
             head = _INSERT.match(data)
@@ -70,10 +80,15 @@ def iter_page_props_sitelinks(path: Path, lang: str, *, on_issue: IssueSink | No
             position = head.end()
             while row := _ROW.match(data, position):
                 position = row.end()
-                if row.group(2) == WIKIBASE_ITEM:
+                if row.group(2) == DISAMBIGUATION_PROP and row.group(1).isdigit():
+                    flagged.add(int(row.group(1)))
+                elif row.group(2) == WIKIBASE_ITEM:
                     page, qid = row.group(1).decode("ascii"), _sql_string(row.group(3))
                     if page.isdigit() and _QID.fullmatch(qid):
-                        yield {"qid": qid, "lang": lang, "page_id": int(page), "title": None, "source": file_name}
+                        if int(page) in flagged:
+                            marked.add(int(page))
+                        yield {"qid": qid, "lang": lang, "page_id": int(page), "title": None, "source": file_name,
+                               "is_disambiguation": int(page) in flagged}
                         last_page = page
                     else:
                         report(f"line {number}, byte {row.start()}", page, f"bad wikibase_item row (page {page!r}, value {qid!r})")
@@ -89,11 +104,24 @@ def iter_page_props_sitelinks(path: Path, lang: str, *, on_issue: IssueSink | No
                 report(f"line {number}, byte {position}", last_page, f"malformed INSERT row at {found!r}; rest of the statement skipped")
     except TruncatedInputError as exc:
         raise TruncatedInputError(exc.source, exc.position, exc.reason, last_page) from exc
+    for page_id in sorted(flagged - marked):
+        yield {"qid": None, "lang": lang, "page_id": page_id, "title": None, "source": file_name, "is_disambiguation": True}
     if cut is not None:
         raise TruncatedInputError(source, cut, "the file ends inside an INSERT statement", last_page)
     if not seen_table:
         raise InputFormatError(source, f"line {number} (the end)",
                                "not a page_props SQL dump: no CREATE TABLE or INSERT INTO `page_props`")
+
+
+def _is_disambiguation_item(entity: dict[str, Any]) -> bool:
+    """Whether the entity states P31 (instance of) Wikimedia disambiguation page; odd claim shapes say no."""
+    claims = entity.get("claims")
+    statements = claims.get("P31") if isinstance(claims, dict) else None
+    for statement in statements if isinstance(statements, list) else []:
+        value = ((statement.get("mainsnak") or {}).get("datavalue") or {}).get("value") if isinstance(statement, dict) else None
+        if isinstance(value, dict) and value.get("id") == DISAMBIGUATION_ITEM:
+            return True
+    return False
 
 
 def _entity_sitelinks(entity: Any, wikis: Mapping[str, str]) -> tuple[str, list[tuple[str, str]]]:
@@ -145,13 +173,16 @@ def iter_wikidata_sitelinks(path: Path, wikis: Mapping[str, str], *, on_issue: I
             if not any(needle in line for needle in needles):
                 continue
             try:
-                qid, links = _entity_sitelinks(orjson.loads(line.removesuffix(b",")), wikis)
+                entity = orjson.loads(line.removesuffix(b","))
+                qid, links = _entity_sitelinks(entity, wikis)
             except ValueError as exc:  # orjson's decode error is a ValueError too
                 if complete:
                     report(f"line {number}", None, f"malformed entity ({exc})")
                 continue
+            disambiguation = _is_disambiguation_item(entity)
             for lang, title in links:
-                yield {"qid": qid, "lang": lang, "page_id": None, "title": title, "source": file_name}
+                yield {"qid": qid, "lang": lang, "page_id": None, "title": title, "source": file_name,
+                       "is_disambiguation": disambiguation}
             last_qid = qid
     except TruncatedInputError as exc:
         raise TruncatedInputError(exc.source, exc.position, exc.reason, last_qid) from exc

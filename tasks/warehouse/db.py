@@ -536,11 +536,13 @@ class Warehouse:
                 cur.close()
 
     def _create_lake_view(self, cur: duckdb.DuckDBPyConnection, table: str) -> None:
+        """A view over the table's shards; the empty shard (the current schema) comes first and shards written
+        before a column was added read NULL in it (``union_by_name``)."""
         paths = [str(empty_shard(self.lake_root, table))]
         paths += [str(self.lake_root / r[0]) for r in cur.execute(
             "SELECT path FROM lake_shards WHERE table_name = ? ORDER BY cell, path", [table]).fetchall()]
         listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
-        cur.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet([{listing}])")
+        cur.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet([{listing}], union_by_name = true)")
 
     def _load_language_rules(self) -> None:
         """Mirror the effective language rules (packaged table and the user's overrides) into ``language_rules``."""
