@@ -21,7 +21,7 @@ WHEELHOUSE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/babelbench/wheels/llama-cpp
 LLAMA_WHEEL_DONE := $(WHEELHOUSE)/.complete
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | sha1sum | cut -c1-8)-$(LLAMA_KEY)
 
-.PHONY: venv llama-wheel demo test bench serve deploy clean
+.PHONY: venv llama-wheel demo test bench serve deploy languages clean
 
 $(LLAMA_WHEEL_DONE):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,9 @@ test: venv  ## run the test suite
 
 bench: venv  ## run every benchmark; each prints one JSON line
 	@for b in benchmarks/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+languages: venv  ## regenerate tasks/text/languages.csv from pywikibot, CLDR and Snowball
+	$(BIN)/python -m tasks.text.generate_languages
 
 serve: venv  ## a Prefect server, a worker and the MLflow UI on loopback; prints their URLs
 	DO_NOT_TRACK=1 $(BIN)/python -m deployments.serve
