@@ -4,6 +4,12 @@ Wikimedia publishes the same content as .bz2, .gz and (on mirrors and in our
 samples) .xz; every parser reads through this module so that a truncated or
 corrupt archive is reported the same way everywhere: with the file name and the
 decompressed byte offset at which reading stopped.
+
+Decompression is the floor of every parse, so it is made cheap twice over: gzip
+goes through ISA-L (``isal``, about 2.5× zlib's speed, same format checks: CRC
+and length of every member), and :func:`read_ahead` runs any decompressor in a
+thread of its own, which overlaps with parsing because the decompressors
+release the GIL.
 """
 
 from __future__ import annotations
@@ -12,10 +18,14 @@ import bz2
 import gzip
 import io
 import lzma
+import queue
+import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
+
+from isal import isal_zlib
 
 from tasks.errors import InputFormatError, TruncatedInputError
 
@@ -28,6 +38,8 @@ _SUFFIXES: dict[str, Compression] = {".bz2": "bz2", ".xz": "xz", ".gz": "gz"}
 _OPENERS = {"bz2": bz2.open, "xz": lzma.open, "gz": gzip.open}
 
 BLOCK_SIZE = 1 << 20
+READ_AHEAD_BLOCKS = 8  # decompressed blocks a reader thread may hold ahead of its consumer
+_GZIP_WBITS = 16 + zlib.MAX_WBITS  # gzip header and trailer, checked like the gzip module does
 
 
 def detect_compression(path: Path) -> Compression:
@@ -52,6 +64,93 @@ def open_decompressed(path: Path) -> io.BufferedIOBase:
     return _OPENERS[compression](path, "rb")  # type: ignore[no-any-return]
 
 
+def _gzip_blocks(raw: BinaryIO, block_size: int) -> Iterator[bytes]:
+    """Decompressed blocks of every gzip member in ``raw``, through ISA-L.
+
+    Each block is handed over as soon as it is decompressed, so a cut member
+    raises ``EOFError`` only after everything before the cut was yielded;
+    zero padding after the last member is skipped, as the gzip module does.
+    """
+    decompressor = None
+    pending = b""
+    while True:
+        if not pending:
+            pending = raw.read(block_size)
+            if not pending:
+                break
+        if decompressor is None:
+            if not pending.strip(b"\0"):
+                pending = b""
+                continue
+            decompressor = isal_zlib.decompressobj(wbits=_GZIP_WBITS)
+        block = decompressor.decompress(pending, block_size)
+        if decompressor.eof:
+            pending, decompressor = decompressor.unused_data, None
+        else:
+            pending = decompressor.unconsumed_tail
+        if block:
+            yield block
+    if decompressor is not None:
+        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+
+
+def _raw_blocks(path: Path, block_size: int) -> Iterator[bytes]:
+    compression = detect_compression(path)
+    if compression == "gz":
+        with open(path, "rb") as raw:
+            yield from _gzip_blocks(raw, block_size)
+        return
+    with open_decompressed(path) as stream:
+        # read1 hands over what one decompression step produced, so the
+        # data before a cut is yielded rather than lost with the EOFError.
+        while block := stream.read1(block_size):
+            yield block
+
+
+def read_ahead(blocks: Iterable[bytes], depth: int = READ_AHEAD_BLOCKS) -> Iterator[bytes]:
+    """``blocks``, produced in a thread of their own up to ``depth`` ahead of the consumer.
+
+    Decompression then runs beside parsing instead of before it. Whatever the
+    producer raises is raised here, after the blocks it yielded before; a
+    consumer that stops early stops the thread.
+    """
+    handoff: queue.Queue[tuple[bytes | None, BaseException | None]] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(item: tuple[bytes | None, BaseException | None]) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for block in blocks:
+                if not put((block, None)):
+                    return
+        except BaseException as exc:  # handed to the consumer, which raises it in its own thread
+            put((None, exc))
+            return
+        put((None, None))
+
+    thread = threading.Thread(target=produce, name="read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            block, error = handoff.get()
+            if error is not None:
+                raise error
+            if block is None:
+                return
+            yield block
+    finally:
+        stop.set()
+        thread.join()
+
+
 def iter_decompressed_blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterator[bytes]:
     """Decompressed content in blocks; a cut or corrupt archive raises after the good blocks.
 
@@ -63,19 +162,17 @@ def iter_decompressed_blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterat
     decompresses to nothing is an ``InputFormatError`` too: no dump is empty.
     """
     offset = 0
-    with open_decompressed(path) as stream:
-        while True:
-            try:
-                # read1 hands over what one decompression step produced, so the
-                # data before a cut is yielded rather than lost with the EOFError.
-                block = stream.read1(block_size)
-            except EOFError as exc:
-                raise TruncatedInputError(str(path), f"decompressed byte {offset}", f"compressed stream ends early ({exc})") from exc
-            except (OSError, lzma.LZMAError, zlib.error) as exc:
-                raise InputFormatError(str(path), f"decompressed byte {offset}", f"corrupt compressed data ({exc})") from exc
-            if not block:
-                if offset == 0:
-                    raise InputFormatError(str(path), "decompressed byte 0", "the archive decompresses to nothing")
-                return
-            offset += len(block)
-            yield block
+    blocks = read_ahead(_raw_blocks(path, block_size))
+    while True:
+        try:
+            block = next(blocks, b"")
+        except EOFError as exc:
+            raise TruncatedInputError(str(path), f"decompressed byte {offset}", f"compressed stream ends early ({exc})") from exc
+        except (OSError, lzma.LZMAError, zlib.error, isal_zlib.error) as exc:
+            raise InputFormatError(str(path), f"decompressed byte {offset}", f"corrupt compressed data ({exc})") from exc
+        if not block:
+            if offset == 0:
+                raise InputFormatError(str(path), "decompressed byte 0", "the archive decompresses to nothing")
+            return
+        offset += len(block)
+        yield block

@@ -8,10 +8,12 @@ shards in DuckDB, in one transaction per cell.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,6 +22,7 @@ from tasks.dumps.checksums import digest_file
 from tasks.dumps.cirrus import iter_cirrus_documents
 from tasks.dumps.download import download
 from tasks.dumps.multistream import iter_chunk_pages, plan_chunks, read_index_offsets, read_siteinfo
+from tasks.dumps.records import document_batches
 from tasks.dumps.sitelinks import iter_page_props_sitelinks, iter_wikidata_sitelinks
 from tasks.dumps.sources import DumpRequest
 from tasks.dumps.xml_pages import SiteInfo, iter_xml_pages
@@ -165,18 +168,28 @@ def parse_unit(unit: ParseUnit, *, lake_root: Path, directory: Path, fingerprint
     An input that breaks off stops the unit with the shards of the records
     read before the break and the break itself; whether they are kept is the
     cell's decision (:func:`settle_breaks`), since only it sees every unit.
+    Batches are bounded (:func:`document_batches`), so memory does not grow
+    with the unit's size, and each is written as a shard by a second thread
+    while the next is parsed (Parquet encoding releases the GIL); at most one
+    batch waits for the writer.
     """
     issues: list[dict[str, Any]] = []
     stopped: InputBreak | None = None
     writer = ShardWriter(lake_root, directory, LAKE_TABLES["documents_raw"], fingerprint, prefix=f"unit-{unit.index:05d}")
-    try:
-        for page in _unit_pages(unit, issues.append):
-            writer.add(page)
-            if limit is not None and writer.rows >= limit:
-                break
-    except InputFormatError as exc:
-        stopped = InputBreak.of(exc)
-    writer.flush()
+    pages = _unit_pages(unit, issues.append)
+    if limit is not None:  # stop the parser at the limit, so nothing after it is read or reported
+        pages = itertools.islice(pages, limit)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="shard-writer") as shard_writer:
+        writing: Future[None] | None = None
+        try:
+            for batch in document_batches(pages):
+                if writing is not None:
+                    writing.result()
+                writing = shard_writer.submit(writer.add_table, batch)
+        except InputFormatError as exc:
+            stopped = InputBreak.of(exc)
+        if writing is not None:
+            writing.result()
     return UnitResult(writer.shards, writer.rows, issues, stopped)
 
 

@@ -1,11 +1,14 @@
 """Row shapes shared by every parser and by the warehouse.
 
-Parsers yield plain dicts with exactly these keys so that the lake writer can
-turn batches of them into Parquet shards with a fixed schema, whatever the
-input format was.
+Parsers yield plain dicts with exactly these keys; :func:`document_batches`
+turns them into bounded Arrow tables that become Parquet shards with a fixed
+schema, whatever the input format was.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import pyarrow as pa
 
@@ -49,3 +52,43 @@ ISSUE_SCHEMA = pa.schema(
         ("reason", pa.string()),
     ]
 )
+
+
+BATCH_TEXT_CHARS = 32 << 20  # text per batch: bounds a parse unit's memory whatever the dump's size
+BATCH_ROWS = 100_000
+
+
+def document_batches(
+    rows: Iterable[dict[str, Any]], *, max_text_chars: int = BATCH_TEXT_CHARS, max_rows: int = BATCH_ROWS,
+) -> Iterator[pa.Table]:
+    """``DOCUMENT_SCHEMA`` tables of the rows in order, each cut at ``max_text_chars`` of text or ``max_rows``.
+
+    Rows go straight into column lists (Arrow builds each column in one call
+    instead of walking every row's dict per column). When ``rows`` raises, the
+    rows read before are yielded first, so a parse unit keeps what preceded a cut.
+    """
+    columns: dict[str, list[Any]] = {name: [] for name in DOCUMENT_COLUMNS}
+    appends = [(name, columns[name].append) for name in DOCUMENT_COLUMNS]
+    text_chars = 0
+
+    def take() -> pa.Table:
+        nonlocal text_chars
+        table = pa.Table.from_pydict(columns, schema=DOCUMENT_SCHEMA)
+        for values in columns.values():
+            values.clear()
+        text_chars = 0
+        return table
+
+    try:
+        for row in rows:
+            for name, append in appends:
+                append(row[name])
+            text_chars += len(row["text"])
+            if text_chars >= max_text_chars or len(columns["text"]) >= max_rows:
+                yield take()
+    except Exception:
+        if columns["text"]:
+            yield take()
+        raise
+    if columns["text"]:
+        yield take()
