@@ -11,7 +11,7 @@ probability; for models that write answers it misjudges in known ways
   patterns also cut "la" off "lapin"), and the Arabic article only as a word
   prefix;
 * segments Chinese, Japanese and Thai into words with the project's
-  segmenters (jieba, fugashi, pythainlp) instead of scoring bags of
+  segmenters (jieba, fugashi, ICU word break) instead of scoring bags of
   characters; Khmer, which has no segmenter here, stays in characters;
 * writes numbers one way ("1,000" = "1000", "3.0" = "3", "3,5" = "3.5");
 * matches dates by their parts when both sides parse (English month names,

@@ -2,9 +2,18 @@
 
 BM25 and the CLIRMatrix truncation rule both count words, and what a word is
 depends on the script: space-separated scripts split on a Unicode-aware word
-pattern, while Chinese, Japanese and Thai need dictionary segmenters. Those
-segmenters load dictionaries that take a second or more, so each is imported
-only when a language needs it and built once per process.
+pattern, while scripts written without spaces need dictionary segmenters —
+jieba for Chinese and fugashi (MeCab with UniDic) for Japanese, which know
+those languages' words better than a general dictionary, and ICU's word break
+for every other unspaced script (Thai, Lao, Khmer, Burmese, Tibetan, …): one
+library maintained with Unicode's rules and dictionaries, so a language of
+those scripts needs a rule row and no code. Segmenters are imported only when
+a language needs them and built once per process (jieba and fugashi load
+dictionaries that take a second or more).
+
+Known limit of ICU: it has no Tibetan dictionary, so Tibetan splits at every
+tsheg (the syllable mark), and a word of several syllables (བོད་ཡིག, "Tibetan
+script") comes out as its syllables.
 
 Tokens come with their offsets in the original text, so that truncation can cut
 the text itself after the N-th word and keep its own spacing and punctuation.
@@ -13,6 +22,7 @@ the text itself after the N-th word and keep its own spacing and punctuation.
 from __future__ import annotations
 
 import logging
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 
@@ -34,6 +44,8 @@ _WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:(?:['’]|(?<=\p{N})[.,](?=\p{N}))[
 # Segmenters also return punctuation and spaces as pieces; only pieces with a
 # letter or digit are words.
 _WORDLIKE = regex.compile(r"[\p{L}\p{N}]")
+# Characters outside the Basic Multilingual Plane: two UTF-16 code units each.
+_ASTRAL = regex.compile(r"[\U00010000-\U0010FFFF]")
 
 
 _WORD_CHARS = r"\p{L}\p{M}\p{N}"
@@ -103,33 +115,92 @@ def _fugashi() -> SpanFinder:
     return spans
 
 
-def _pythainlp() -> SpanFinder:
-    from pythainlp.tokenize import word_tokenize
+def _from_utf16(text: str, spans: list[Span]) -> list[Span]:
+    """Spans in UTF-16 code units (ICU's offsets) as offsets into the Python string.
+
+    Each character outside the BMP takes two code units and one string
+    position, so an offset moves back by the number of such characters before
+    it. ICU never breaks inside a surrogate pair, so every offset is at a
+    character boundary.
+    """
+    # the UTF-16 offset of each astral character: its string offset plus one per astral character before it
+    astral = [match.start() + before for before, match in enumerate(_ASTRAL.finditer(text))]
+    if not astral:
+        return spans
+
+    def at(unit: int) -> int:
+        return unit - bisect_left(astral, unit)
+
+    return [(at(start), at(end)) for start, end in spans]
+
+
+def _icu(tag: str) -> SpanFinder:
+    """ICU's word break for one language tag: Unicode's word rules plus ICU's dictionaries.
+
+    The iterator is built once per process and language and reused, and a
+    BreakIterator is not thread-safe: call it from one thread (the pipeline's
+    Dask workers run one thread each). Each call walks the whole text before
+    returning, so interleaving two calls' results in one thread is safe.
+
+    A piece is a word when ICU's rule status says so (``UBRK_WORD_NONE`` is
+    0-99; numbers, letters, kana and ideographs are 100 and up), rather than
+    when it holds a letter or digit (``_WORDLIKE``): ICU has classified every
+    piece already, with the dictionary's view of Thai or Khmer words, and
+    spaces, punctuation and the Tibetan tsheg come out as non-words either way.
+    """
+    import icu
+
+    breaks = icu.BreakIterator.createWordInstance(icu.Locale.forLanguageTag(tag))
+    status, words_from = breaks.getRuleStatus, icu.UWordBreak.NONE_LIMIT
 
     def spans(text: str) -> Iterator[Span]:
-        return _aligned(text, word_tokenize(text, engine="newmm", keep_whitespace=False))
+        breaks.setText(text)
+        found: list[Span] = []
+        start = breaks.first()
+        for end in breaks:
+            if status() >= words_from:
+                found.append((start, end))
+            start = end
+        return iter(_from_utf16(text, found))
 
     return spans
 
 
-_LOADERS: dict[str, Callable[[], SpanFinder]] = {"jieba": _jieba, "fugashi": _fugashi, "pythainlp": _pythainlp}
+# Segmenters built once per process, and those built once per language tag.
+_LOADERS: dict[str, Callable[[], SpanFinder]] = {"jieba": _jieba, "fugashi": _fugashi}
+_TAG_LOADERS: dict[str, Callable[[str], SpanFinder]] = {"icu": _icu}
 
 
 @lru_cache(maxsize=None)
-def _segmenter(name: str) -> SpanFinder:
+def _segmenter(name: str, tag: str | None) -> SpanFinder:
+    """One segmenter per name, and per language tag for the ``_TAG_LOADERS`` ones (``tag`` None for the others)."""
     if name == "whitespace":
         return _regex_spans
+    if tag is not None:
+        logger.info("loading the %s segmenter for %s", name, tag)
+        return _TAG_LOADERS[name](tag)
     try:
         loader = _LOADERS[name]
     except KeyError:
-        raise ConfigError(f"unknown segmenter {name!r} in the language rules (known: whitespace, {', '.join(_LOADERS)})") from None
+        known = ", ".join(["whitespace", *_LOADERS, *_TAG_LOADERS])
+        raise ConfigError(f"unknown segmenter {name!r} in the language rules (known: {known})") from None
     logger.info("loading the %s segmenter", name)
     return loader()
 
 
+def segmenter(name: str, tag: str) -> SpanFinder:
+    """The word finder a rule names (``whitespace``, ``jieba``, ``fugashi``, ``icu``) for language tag ``tag``.
+
+    Only ICU's depends on the language, so only ICU gets one per tag; jieba
+    and fugashi are shared by every language that names them.
+    """
+    return _segmenter(name, tag if name in _TAG_LOADERS else None)
+
+
 def token_spans(text: str, lang: str) -> Iterator[Span]:
     """(start, end) offsets of the words of ``text``, in order, lazily where the segmenter allows."""
-    return _segmenter(rule_for(lang).segmenter)(text)
+    rule = rule_for(lang)
+    return segmenter(rule.segmenter, rule.bcp47)(text)
 
 
 def tokenize(text: str, lang: str) -> list[str]:
