@@ -41,6 +41,7 @@ same folder deletes what a killed build left half written.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import shutil
 import uuid
@@ -116,31 +117,64 @@ class _Vocabulary(dict[str, int]):
 
 @dataclass
 class _FieldWords:
-    """One field's words while a build reads the documents, in the form bm25s indexes.
+    """One field's words while a build reads the documents: word ids, document after document.
 
     Only documents with a word in the field are listed (``rows`` holds their
-    positions in the index), so that bm25s's N and mean length are Lucene's
-    (its ``docCount`` counts the documents that have the field).
+    positions in the index, ``lengths`` their word counts), so that N and the
+    mean length are Lucene's (its ``docCount`` counts the documents that have
+    the field). Words are kept as 4-byte ids in one flat array, not as a list
+    per document: the scores are then computed by a few array operations
+    over the whole field instead of Python loops per document.
     """
 
     vocabulary: _Vocabulary = field(default_factory=_Vocabulary)
-    documents: list[array] = field(default_factory=list)
+    words: array = field(default_factory=lambda: array("i"))
+    lengths: array = field(default_factory=lambda: array("i"))
     rows: array = field(default_factory=lambda: array("i"))
 
     def add(self, row: int, words: list[str]) -> None:
         if words:
             self.rows.append(row)
-            self.documents.append(array("i", map(self.vocabulary.__getitem__, words)))
+            self.lengths.append(len(words))
+            self.words.extend(map(self.vocabulary.__getitem__, words))
+
+    def scores(self, doc_count: int, config: IndexConfig) -> csr_array:
+        """The (word × document) BM25 matrix, bit for bit what ``bm25s.BM25(method="lucene").index`` computes.
+
+        Term frequencies come from one sparse construction (scipy sums the
+        repeated (word, document) pairs, and keeps each word's documents in
+        index order because the words arrive document after document). The
+        arithmetic then follows bm25s's, operation for operation and in the
+        same precisions: idf by ``math.log`` in float64 rounded to float32,
+        the length norm and the tf component in float64, their product
+        rounded to float32.
+        """
+        words = np.frombuffer(self.words, dtype=np.int32)
+        lengths = np.frombuffer(self.lengths, dtype=np.int32)
+        rows = np.frombuffer(self.rows, dtype=np.int32)
+        ones = np.ones(len(words), dtype=np.float32)
+        tf = csr_array((ones, (words, np.repeat(rows, lengths))), shape=(len(self.vocabulary), doc_count))
+        listed = len(lengths)
+        frequencies, frequency_of_word = np.unique(np.diff(tf.indptr), return_inverse=True)
+        idf = np.array([math.log(1 + (listed - df + 0.5) / (df + 0.5)) for df in frequencies.tolist()],
+                       dtype=np.float32)[frequency_of_word]
+        length_of = np.zeros(doc_count, dtype=np.float64)
+        length_of[rows] = lengths
+        norm = config.k1 * ((1 - config.b) + config.b * length_of / lengths.mean())
+        counts = tf.data.astype(np.float64)
+        component = counts / (norm[tf.indices] + counts)
+        tf.data = (np.repeat(idf, np.diff(tf.indptr)) * component).astype(np.float32)
+        return tf
 
     def save(self, directory: Path, doc_count: int, config: IndexConfig) -> None:
-        """Score the field with bm25s at the config's k1/b and save it; a field without words saves nothing."""
-        if not self.documents:
+        """Score the field at the config's k1/b and save it in bm25s's format; a field without words saves nothing."""
+        if not self.lengths:
             return
+        matrix = self.scores(doc_count, config)
         model = bm25s.BM25(k1=config.k1, b=config.b, method="lucene")
-        model.index((self.documents, dict(self.vocabulary)), create_empty_token=False, show_progress=False)
-        # bm25s numbered the listed documents 0, 1, …; give its matrix the positions in the whole index.
-        model.scores["indices"] = np.frombuffer(self.rows, dtype=np.int32)[model.scores["indices"]]
-        model.scores["num_docs"] = doc_count
+        model.scores = {"data": matrix.data, "indices": matrix.indices, "indptr": matrix.indptr, "num_docs": doc_count}
+        model.vocab_dict = dict(self.vocabulary)
+        model.nonoccurrence_array = None
         model.save(directory, show_progress=False)
 
 
