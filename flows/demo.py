@@ -1,4 +1,4 @@
-"""The offline demo: build the bundled sample mirror, run the pipeline on it, say where to look."""
+"""The offline demo: build the bundled sample mirror, run the pipeline on it, backfill a language, say where to look."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from flows.backfill import BackfillParams, backfill_flow
 from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
 from flows.demo_qa import arena_summary, leaderboard_summary, qa_summary, run_qa_demo
@@ -17,6 +18,9 @@ from tasks.warehouse.db import Warehouse
 
 
 DEMO_COLLECTION = "demo"
+#: The sample's languages the main job leaves out, so the demo can show `babelbench backfill` adding them: Swahili,
+#: outside the 18 languages babelbench first shipped rules for, with articles on every topic all others share.
+BACKFILL_LANGS = ["sw"]
 
 
 def _table(columns: list[str], rows: list[tuple]) -> str:
@@ -41,7 +45,7 @@ class DemoReport:
 def run_demo(home: Path) -> DemoReport:
     """Everything on embedded defaults: a file:// mirror, the DuckDB warehouse, a local MLflow store."""
     mirror = build_sample_mirror(home / "sample-mirror")
-    langs = list(mirror.langs)
+    langs = [lang for lang in mirror.langs if lang not in BACKFILL_LANGS]
     rows = corpus_flow(CorpusParams(langs=langs, source=mirror.root.as_uri(), home=str(home), progress=False))
     # The sample is tiny: keep every language (the paper's 10,000-document floor would drop them all).
     clir = ClirConfig(min_documents=10)
@@ -49,6 +53,9 @@ def run_demo(home: Path) -> DemoReport:
     metrics = clir_eval_flow(ClirEvalParams(name=DEMO_COLLECTION, ranker="bm25", split="all", home=str(home)))
     mean = next(m for m in metrics if m["metric"] == "ndcg@10" and m["src_lang"] == "all")
     rows += run_qa_demo(home, langs)
+    backfilled = backfill_flow(BackfillParams(langs=BACKFILL_LANGS, home=str(home)))
+    rows += backfilled
+    backfill = backfill_section(backfilled, latest_backfill_report())
     with Warehouse(home) as wh:
         qa_columns, qa_rows = qa_summary(wh)
         board_columns, board_rows = leaderboard_summary(wh)
@@ -59,7 +66,8 @@ def run_demo(home: Path) -> DemoReport:
     table = _table(columns, summary)
     bb = f"{console_script('babelbench')} --home {home}"
     text = f"""
-Corpus built from the bundled sample ({', '.join(mirror.langs)}, dump date {mirror.date}):
+Corpus built from the bundled sample ({', '.join(langs)}, dump date {mirror.date}; {', '.join(BACKFILL_LANGS)} added by the
+backfill below):
 {table}
 
 CLIR collections (BI: every ordered pair; MULTI: topics in all languages):
@@ -80,6 +88,10 @@ local model (a 270M base model: its verdicts are noise, and unreadable ones are 
 judge with `babelbench arena --judge <registry name>`, a model of your models.yaml — see the README):
 {_table(arena_columns, arena_rows)}
 
+Backfill: `{bb} backfill --langs {','.join(BACKFILL_LANGS)}` after all of the above — {', '.join(BACKFILL_LANGS)} joins every corpus,
+collection, benchmark (as a translation target), evaluation and arena; only its cells compute, the rest are cache hits:
+{backfill}
+
 Where to look:
   warehouse   {home / 'warehouse.duckdb'}
               {bb} sql "SELECT * FROM corpus_summary"
@@ -97,3 +109,41 @@ Where to look:
   sample      {mirror.root}  (a dumps.wikimedia.org-style mirror: CirrusSearch, XML multistream, page_props, Wikidata)
 """
     return DemoReport(rows, text)
+
+
+def latest_backfill_report() -> list[str]:
+    """The per-scope lines of the latest ``backfill`` markdown artifact (what each corpus, collection, benchmark,
+    evaluation and arena gained, and what was skipped and why), read back from the Prefect API."""
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.client.schemas.sorting import ArtifactSort
+
+    async def read() -> str:
+        async with get_client() as client:
+            artifacts = await client.read_artifacts(
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["backfill"])),
+                sort=ArtifactSort.CREATED_DESC, limit=1)
+            return str(artifacts[0].data) if artifacts else ""
+
+    return [line[2:] for line in asyncio.run(read()).splitlines() if line.startswith("- ")]
+
+
+def backfill_section(rows: list[dict], summary: list[str]) -> str:
+    """The backfill's report: its summary lines, then per stage the cells it computed and how many were cache hits."""
+    stages: dict[str, dict[str, list[str]]] = {}
+    for row in rows:
+        stages.setdefault(row["stage"], {}).setdefault(row["status"], []).append(row["cell"])
+    counts = _table(["stage", "computed", "cached", "failed"], [
+        (stage, len(by.get("computed", [])), len(by.get("cached", [])), len(by.get("failed", []))) for stage, by in stages.items()])
+    cells = ["computed cells", *(_cells(by.get("computed", [])) for by in stages.values())]
+    lines = "\n".join(f"  {line}" for line in summary)
+    return lines + "\n" + "\n".join(f"{row}  {cell}" for row, cell in zip(counts.splitlines(), cells))
+
+
+def _cells(cells: list[str], shown: int = 6) -> str:
+    """The first few distinct cells of a stage, and how many more."""
+    distinct = list(dict.fromkeys(cells))
+    more = f" … (+{len(distinct) - shown})" if len(distinct) > shown else ""
+    return ", ".join(distinct[:shown]) + more

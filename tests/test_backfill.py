@@ -168,3 +168,29 @@ def test_a_rebuild_with_the_original_languages_keeps_the_targets_a_backfill_adde
         register_benchmark(wh, params)  # the monthly rebuild, with the languages it was first given
         register_benchmark(wh, params.model_copy(update={"langs": ["en", "de", "fr"]}))  # a language added to it
         assert wh.scalar("SELECT langs FROM qa_benchmarks WHERE benchmark = 'ek'") == ["en", "de", "fr", "ja"]
+
+
+def test_a_language_outside_the_first_eighteen_backfills_from_the_sample_with_its_wiki_counts(tmp_path: Path) -> None:
+    """Swahili, which only the full language table knows, joins a corpus and a collection built without it: its
+    dump is ingested with the counts the sample's YAML gives, and only its cells compute."""
+    mirror = build_sample_mirror(tmp_path / "mirror")
+    home = str(tmp_path / "home")
+    corpus_flow(CorpusParams(langs=["en", "de"], source=mirror.root.as_uri(), home=home, progress=False))
+    clir_build_flow(ClirBuildParams(name="c", langs=["en", "de"], clir=ClirConfig(min_documents=10), home=home))
+    rows = backfill_flow(BackfillParams(langs=["sw"], home=home))
+    computed = {(r["stage"], r["cell"]) for r in rows if r["status"] == "computed"}
+    assert {cell for stage, cell in computed if stage in ("download", "documents", "sitelinks")} == {"sw"}
+    assert {cell for stage, cell in computed if stage == "qrels"} == {"c:sw>en", "c:sw>de", "c:en>sw", "c:de>sw"}
+    assert {("documents", "en"), ("documents", "de")} <= {(r["stage"], r["cell"]) for r in rows if r["status"] == "cached"}
+    counts = mirror.counts["swwiki"]
+    with Warehouse(Path(home)) as wh:
+        pages, redirects, with_qid = wh.query(
+            "SELECT count(*) FILTER (WHERE NOT is_redirect), count(*) FILTER (WHERE is_redirect),"
+            " count(qid) FILTER (WHERE NOT is_redirect) FROM documents WHERE lang = 'sw'")[0]
+        shared = wh.scalar("SELECT count(*) FROM (SELECT qid FROM sitelinks WHERE lang IN ('sw', 'en')"
+                           " GROUP BY qid HAVING count(DISTINCT lang) = 2)")
+        assert sorted(wh.scalar("SELECT langs FROM clir_collections WHERE name = 'c'")) == ["de", "en", "sw"]
+    # articles and the disambiguation page (whether the table's sw rule flags it: test_sample_mirror), redirects
+    assert (pages, redirects) == (counts.articles + counts.disambiguation, counts.redirects)
+    assert with_qid == pages and shared == counts.articles + counts.disambiguation  # every sw topic has English
+    assert "collection c: " in _backfill_report()

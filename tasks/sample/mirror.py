@@ -5,7 +5,7 @@ download and parsing code as a real mirror.  So the sample is written from the
 YAML under ``articles/`` into the real dumps.wikimedia.org layout and formats:
 CirrusSearch bulk files, multistream XML dumps with their index, page_props SQL
 dumps, dumpstatus.json and checksum files, and a Wikidata entity dump whose
-sitelinks tie the articles of five wikis together.
+sitelinks tie the articles of six wikis together.
 
 Expected counts come from the YAML, not from reading the files back, so tests
 elsewhere can compare what a parser ingests with what the sample holds.
