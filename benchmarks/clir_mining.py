@@ -160,6 +160,9 @@ def make_corpus(docs: int, queries: int, seed: int) -> Corpus:
 # the embedded backend keeps its own (reloading a vocabulary per batch would
 # not be free).
 PEERS = ("bm25s", "lucene")
+# "required" (as `make bench` sets it): a peer that cannot run fails the benchmark instead of
+# leaving its ratios out, so a comparison is never silently missing from a full run.
+PEERS_ENV = "BABELBENCH_BENCH_PEERS"
 ANSERINI_JAR = "anserini-*-fatjar.jar"
 DEFAULT_JAVA_HOME = Path("/usr/lib/jvm/java-17-openjdk-amd64")
 JAVA_HEAP = "3g"
@@ -180,9 +183,9 @@ def peer_problem(name: str) -> str | None:
     """Why the peer ``name`` cannot run here, or None when it can."""
     if name == "bm25s":
         missing = [module for module in ("bm25s", "numba") if importlib.util.find_spec(module) is None]
-        return f"not installed: {', '.join(missing)} (pip install bm25s numba)" if missing else None
+        return f"not installed: {', '.join(missing)} (pip install -e '.[bench]')" if missing else None
     if importlib.util.find_spec("jnius") is None:
-        return "pyjnius is not installed (pip install pyjnius)"
+        return "pyjnius is not installed (pip install -e '.[bench]')"
     if anserini_jar() is None:
         return "no Anserini jar: install the pyserini wheel without its dependencies (pip install --no-deps pyserini==0.22.1)"
     if not os.environ.get("JAVA_HOME") and not DEFAULT_JAVA_HOME.is_dir() and shutil.which("java") is None:
@@ -684,6 +687,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.docs < CLIR.top_k or args.queries < 1 or args.repeat < 1:
         parser.error(f"--docs must be at least {CLIR.top_k} (the top k), --queries and --repeat at least 1")
 
+    if os.environ.get(PEERS_ENV) == "required":  # checked first: a run takes minutes before the peers' turn
+        problems = [f"{name}: {problem}" for name in PEERS if (problem := peer_problem(name))]
+        if problems:
+            raise SystemExit(f"peers required ({PEERS_ENV}=required) but cannot run: " + "; ".join(problems))
     started = time.perf_counter()
     say(f"corpus: {args.docs:,} documents, {args.queries:,} title queries (seed {args.seed}) ...")
     corpus = make_corpus(args.docs, args.queries, args.seed)
