@@ -23,6 +23,9 @@ Known misses of sentencex (version 1.0.32), left as they are:
 
 - Khmer ``។``/``៕`` and the Tibetan shad ``།`` are not terminators, so a line
   of Khmer or Tibetan text is one sentence.
+- Burmese ``၊`` (a comma) and ``၏`` (also the genitive "of", as in
+  မြန်မာနိုင်ငံ၏မြို့တော် "the capital of Myanmar") end a sentence, so Burmese
+  is over-split.
 - Thai (and Lao written without full stops) separates sentences with a space
   and no mark, which sentencex does not read as a boundary: a line of Thai is
   one sentence.
