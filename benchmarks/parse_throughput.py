@@ -3,11 +3,21 @@
 Two baselines, measured in the same run so their ratios survive machine load:
 
 * reading and decompressing the very same file, with no parsing — the
-  floor any parser pays, so ``vs_decompress`` says how much parsing adds;
+  floor any parser pays, so ``vs_decompress`` says how much parsing adds. The
+  peer decompresses the way the standard library (and so any plain reader)
+  does: ``gzip.open`` / ``bz2.open``. Our readers decompress gzip with ISA-L
+  instead, so ``vs_decompress_same_decompressor`` also compares the ingest with
+  merely running that faster decompressor (``iter_decompressed_blocks``);
 * ``wikiextractor`` (the tool most Wikipedia pipelines use) on the very same
   XML dump with the same number of extraction processes as our parse — so
   ``vs_wikiextractor`` says what our wikitext cleaning costs against the usual
   alternative.
+
+Memory: the peak RSS of a fresh process ingesting each input at its size and
+at four times its size (``*_peak_rss_mb``, ``*_rss_growth_4x``), which stays
+flat when batches and queues are bounded. Projection: the wall time of the
+English dumps on this machine, from the measured throughput (see
+:func:`projection` for the assumptions).
 
 Inputs are built in a temporary directory: a synthetic CirrusSearch content
 dump in the real bulk format (deterministic seed, size set by ``--scale``),
@@ -259,6 +269,7 @@ def write_multistream(dump: Path, index: Path, head: bytes, pages: Sequence[byte
 
 def build_xml_input(sample: Path, lang: str, workdir: Path, target_bytes: int) -> XmlInput:
     """A complete dump of ``target_bytes`` of pages from a truncated ``.xml.xz`` sample."""
+    workdir.mkdir(parents=True, exist_ok=True)
     wiki = sample.name.split("-", 1)[0]
     head, pages = complete_pages(lzma.decompress(sample.read_bytes()), str(sample))
     chosen = list(_pages_to_size(pages, target_bytes))
@@ -287,6 +298,19 @@ def find_samples(directory: Path, wikis: Sequence[str] | None) -> list[tuple[Pat
 
 
 # -- what is timed -------------------------------------------------------------------------------
+_STDLIB_OPENERS: dict[str, Callable[[Path], Any]] = {".gz": gzip.open, ".bz2": bz2.open}
+
+
+def read_decompressed_stdlib(paths: Sequence[Path]) -> int:
+    """Decompress and read every byte with the standard library, as a plain reader would; returns the byte count."""
+    total = 0
+    for path in paths:
+        with _STDLIB_OPENERS[path.suffix](path) as stream:
+            while block := stream.read1(1 << 20):
+                total += len(block)
+    return total
+
+
 def read_decompressed(paths: Sequence[Path]) -> int:
     """Decompress and read every byte, through the same reader the parsers use; returns the byte count."""
     return sum(len(block) for path in paths for block in iter_decompressed_blocks(path))
@@ -368,6 +392,54 @@ def fresh_directory(path: Path) -> Callable[[], None]:
     return reset
 
 
+# -- memory --------------------------------------------------------------------------------------
+_PEAK_RSS_SCRIPT = """
+import json, os, resource, sys, tempfile
+from pathlib import Path
+os.environ["BABELBENCH_COMPUTE"] = "inline"
+from tasks.dumps.ingest import ingest_documents
+from tasks.warehouse.db import Warehouse
+lang, files = sys.argv[1], {role: Path(path) for role, path in json.loads(sys.argv[2]).items()}
+with tempfile.TemporaryDirectory() as home, Warehouse(Path(home)) as wh:
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    ingest_documents(wh, lang, files, "benchmark-rss", max_docs=None)
+print(json.dumps([baseline, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))
+"""
+
+
+@dataclass(frozen=True)
+class PeakRss:
+    """Peak resident set of a fresh process ingesting one input, and the same after imports only (MB)."""
+
+    peak_mb: float
+    baseline_mb: float
+
+
+def peak_rss(lang: str, files: dict[str, Path]) -> PeakRss:
+    """Ingest in a process of its own (inline, so every byte parsed is in it) and read its peak RSS."""
+    command = [sys.executable, "-c", _PEAK_RSS_SCRIPT, lang, orjson.dumps({k: str(v) for k, v in files.items()}).decode()]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    if done.returncode != 0:
+        raise SystemExit(f"peak-RSS run failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+    baseline_kb, peak_kb = orjson.loads(done.stdout.strip().splitlines()[-1])
+    return PeakRss(peak_kb / 1024, baseline_kb / 1024)  # ru_maxrss is in KiB on Linux
+
+
+def rss_metrics(prefix: str, small: PeakRss, large: PeakRss) -> dict[str, float]:
+    say(f"  {prefix} peak RSS: {small.peak_mb:.0f} MB at 1x, {large.peak_mb:.0f} MB at 4x "
+        f"(imports alone {small.baseline_mb:.0f} MB): growth {large.peak_mb / small.peak_mb:.2f}x")
+    return {f"{prefix}_peak_rss_mb": round(small.peak_mb, 1), f"{prefix}_peak_rss_4x_mb": round(large.peak_mb, 1),
+            f"{prefix}_import_rss_mb": round(small.baseline_mb, 1),
+            f"{prefix}_rss_growth_4x": round(large.peak_mb / small.peak_mb, 3)}
+
+
+def concatenated(path: Path, copies: int, target: Path) -> Path:
+    """``copies`` gzip members of ``path`` in one file: a larger dump of the same content (gzip allows members)."""
+    data = path.read_bytes()
+    target.write_bytes(data * copies)
+    return target
+
+
 # -- reporting -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Throughput:
@@ -411,6 +483,48 @@ def ratio(numerator: Throughput, denominator: Throughput) -> float:
     return round(numerator.mb_s / denominator.mb_s, 4)
 
 
+# -- projection ----------------------------------------------------------------------------------
+ENWIKI_CIRRUS_MB = 40_000.0  # English CirrusSearch content dump, gzip
+ENWIKI_XML_MB = 22_000.0  # English pages-articles-multistream, bz2
+DASK_WORKER_CAP = 4  # tasks.compute starts at most this many local workers
+
+
+def _hours(megabytes: float, mb_s: float) -> float:
+    return round(megabytes / mb_s / 3600, 2) if mb_s > 0 else math.inf
+
+
+def projection(metrics: dict[str, Any], cores: int) -> dict[str, float]:
+    """Estimated wall time of the English dumps on ``cores`` cores, from this run's compressed MB/s.
+
+    Assumptions: the real dumps parse at the speed measured here per
+    compressed MB (the synthetic CirrusSearch dump compresses like prose, the
+    XML samples are real articles; enwiki has a larger share of redirects,
+    which are cheaper, so the XML figure errs on the slow side). A CirrusSearch
+    file is a single gzip stream and so one parse unit: extra cores do not
+    shorten it (its unit already overlaps decompression, parsing and writing
+    on two threads). A multistream dump is cut into ~64 MB units, independent,
+    so XML time divides by the workers (one per core, at most
+    ``DASK_WORKER_CAP`` on a local cluster), each parsing at the one-process
+    rate measured here; disk and shared-memory bandwidth are assumed not to bind.
+    """
+    values: dict[str, float] = {"projection_cores": cores}
+    cirrus_h = _hours(ENWIKI_CIRRUS_MB, metrics["cirrus_ingest_dask_mb_s"])
+    values["projected_enwiki_cirrus_h"] = cirrus_h
+    say(f"projection, enwiki CirrusSearch ({ENWIKI_CIRRUS_MB / 1000:.0f} GB gz): {cirrus_h:.1f} h on {cores} core(s); "
+        "an added core: no change (one file, one parse unit)")
+    if "xml_ingest_inline_mb_s" in metrics:
+        rate = metrics["xml_ingest_inline_mb_s"]
+        workers = min(cores, DASK_WORKER_CAP)
+        xml_h = _hours(ENWIKI_XML_MB, rate * workers)
+        next_h = _hours(ENWIKI_XML_MB, rate * min(cores + 1, DASK_WORKER_CAP))
+        values |= {"projected_enwiki_xml_h": xml_h, "projected_enwiki_xml_h_saved_per_added_core": round(xml_h - next_h, 2),
+                   "projected_enwiki_xml_core_h": _hours(ENWIKI_XML_MB, rate)}
+        say(f"projection, enwiki XML multistream ({ENWIKI_XML_MB / 1000:.0f} GB bz2): {xml_h:.1f} h on {cores} core(s) "
+            f"({values['projected_enwiki_xml_core_h']:.1f} core-hours); an added core saves {xml_h - next_h:.1f} h "
+            f"(up to {DASK_WORKER_CAP} local workers; beyond that, point DASK_SCHEDULER_ADDRESS at a larger cluster)")
+    return values
+
+
 # -- the run -------------------------------------------------------------------------------------
 def bench_cirrus(wh: Warehouse, workdir: Path, scale: float, repeat: int, seed: int) -> tuple[dict[str, Any], dict[str, float]]:
     dump = workdir / f"{CIRRUS_LANG}wiki-20240601-cirrussearch-content.json.gz"
@@ -421,7 +535,10 @@ def bench_cirrus(wh: Warehouse, workdir: Path, scale: float, repeat: int, seed: 
     say(f"  {dump.name}: {size / MB:.1f} MB, {documents:,} documents, made in {time.perf_counter() - started:.1f} s")
     cells = [(CIRRUS_LANG, {"cirrus": dump})]
 
-    decompress, read = measure("cirrus decompress+read", repeat, size, documents, lambda: read_decompressed([dump]))
+    decompress, read = measure("cirrus decompress+read (stdlib gzip)", repeat, size, documents,
+                               lambda: read_decompressed_stdlib([dump]))
+    fast_decompress, _ = measure("cirrus decompress+read (our reader, ISA-L)", repeat, size, documents,
+                                 lambda: read_decompressed([dump]))
     parse, parsed = measure("cirrus parse only", repeat, size, documents, lambda: parse_cirrus(dump))
     with compute_mode("inline"):
         inline, ingested = measure("cirrus ingest inline", repeat, size, documents, lambda: ingest(wh, cells), cpu=True)
@@ -432,6 +549,9 @@ def bench_cirrus(wh: Warehouse, workdir: Path, scale: float, repeat: int, seed: 
         startup = time.perf_counter() - started
         say(f"  dask local cluster ready in {startup:.1f} s")
         dask, _ = measure("cirrus ingest dask", repeat, size, documents, lambda: ingest(wh, cells))
+    larger = concatenated(dump, 4, workdir / f"{CIRRUS_LANG}wiki-20240602-cirrussearch-content.json.gz")
+    memory = rss_metrics("cirrus", peak_rss(CIRRUS_LANG, {"cirrus": dump}), peak_rss(CIRRUS_LANG, {"cirrus": larger}))
+    larger.unlink()
     metrics: dict[str, Any] = {
         "cirrus_compressed_mb": round(size / MB, 3),
         "cirrus_uncompressed_mb": round(read.result / MB, 3),
@@ -440,12 +560,15 @@ def bench_cirrus(wh: Warehouse, workdir: Path, scale: float, repeat: int, seed: 
         "cirrus_issues": ingested.result.issues,
         "dask_startup_s": round(startup, 3),
         **decompress.metrics("cirrus_decompress"),
+        **fast_decompress.metrics("cirrus_decompress_isal"),
         **parse.metrics("cirrus_parse"),
         **inline.metrics("cirrus_ingest_inline"),
         **dask.metrics("cirrus_ingest_dask"),
+        **memory,
     }
     ratios = {
         "vs_decompress": ratio(dask, decompress),
+        "vs_decompress_same_decompressor": ratio(dask, fast_decompress),
         "cirrus_inline_vs_decompress": ratio(inline, decompress),
         "cirrus_parse_vs_decompress": ratio(parse, decompress),
         "cirrus_dask_vs_inline": ratio(dask, inline),
@@ -468,13 +591,17 @@ def bench_xml(
     cells = [(built.lang, {"xml": built.dump, "xml_index": built.index}) for built in inputs]
     output = workdir / "wikiextractor"
 
-    decompress, read = measure("xml decompress+read", repeat, size, pages, lambda: read_decompressed(dumps))
+    decompress, read = measure("xml decompress+read (stdlib bz2)", repeat, size, pages, lambda: read_decompressed_stdlib(dumps))
     with compute_mode("inline"):
         ours, ingested = measure("xml ingest inline", repeat, size, pages, lambda: ingest(wh, cells), cpu=True)
     check_complete("xml ingest", ingested.result)
     peer, _ = measure(f"wikiextractor --processes {WIKIEXTRACTOR_PROCESSES}", repeat, size, pages,
                       lambda: run_wikiextractor(dumps, output), prepare=fresh_directory(output), cpu=True)
     startup = best_of("wikiextractor start-up", repeat, start_wikiextractor).seconds
+    (sample, lang), first = samples[0], inputs[0]
+    larger = build_xml_input(sample, lang, workdir / "larger", 4 * int(XML_TARGET_MB * scale * MB))
+    memory = rss_metrics(f"xml_{first.wiki}", peak_rss(lang, {"xml": first.dump, "xml_index": first.index}),
+                         peak_rss(lang, {"xml": larger.dump, "xml_index": larger.index}))
     # On a real dump the launch is negligible; on these few MB it is not, so the main ratio leaves it out.
     peer_working = Throughput(max(peer.seconds - startup * len(dumps), 1e-9), size, pages)
     metrics: dict[str, Any] = {
@@ -491,6 +618,7 @@ def bench_xml(
         **peer.metrics("wikiextractor"),
         "wikiextractor_startup_s": round(startup, 3),
         **peer_working.metrics("wikiextractor_without_startup"),
+        **memory,
     }
     ratios = {
         "vs_wikiextractor": ratio(ours, peer_working),
@@ -533,6 +661,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             else:
                 say(f"XML: skipped, no usable *.xml.xz samples in {args.samples} (see ../shared/data/wikipedia-xml/README.md)")
                 ratios |= {"vs_wikiextractor": None, "vs_wikiextractor_with_startup": None, "xml_vs_decompress": None}
+    metrics |= projection(metrics, os.cpu_count() or 1)
     metrics["total_s"] = round(time.perf_counter() - started, 1)
     say(f"done in {metrics['total_s']:.0f} s; ratios: " + ", ".join(f"{k} = {v}" for k, v in ratios.items()))
     emit(BENCHMARK, metrics, ratios)
