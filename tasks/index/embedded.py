@@ -5,8 +5,8 @@ b = 0.75 fixed in the library (constants in ``tantivy/src/query/bm25.rs``,
 also baked into its block-max postings), and its Python binding exposes no
 term frequencies to rescore with. So tantivy only analyses here (the
 language's tokenizer, lowercase and stemmer, in Rust, as
-``tasks/index/analysis.py`` plans them), and bm25s (``method="lucene"``)
-scores. Every word w of a field gets, in every document d that has it,
+``tasks/index/analysis.py`` plans them), and the scores are bm25s's
+(``method="lucene"``, computed here by array operations, saved in its format). Every word w of a field gets, in every document d that has it,
 
     idf(w) · tf / (tf + k1 · (1 − b + b · dl / avgdl)),   idf(w) = ln(1 + (N − n + 0.5) / (n + 0.5))
 
@@ -16,7 +16,7 @@ so both backends score on one scale (no classic ``(k1 + 1)`` factor). One
 difference remains: Lucene stores a field's length in one byte (exact up to
 40 words, rounded down by up to 11% above), bm25s keeps it exact.
 
-bm25s precomputes these scores when the index is built, one (word ×
+These scores are precomputed when the index is built, one (word ×
 document) matrix for the title and one for the body, so k1 and b are fixed
 per index, as an Elasticsearch similarity is. A batch of queries is scored
 by sparse products (scipy): each query's words, title words weighted by the
@@ -28,8 +28,8 @@ or ``"Weird" Al`` are just words. A query costs in proportion to the
 documents its words occur in; the size of the collection costs one pass per
 chunk of up to ``SEARCH_CHUNK`` queries.
 
-A build keeps every document's words in memory until bm25s has scored them
-(at the peak about 3 KB per document of 200 words, besides the documents
+A build keeps every document's word ids in memory until the field is scored
+(4 bytes a word; at the peak about 3 KB per document of 200 words, besides the documents
 themselves; the index takes about 1 KB per such document on disk). It is
 published atomically: the index is written to a fresh hidden directory
 beside ``path`` and ``path`` is a symlink switched to it with one rename, so
@@ -304,7 +304,7 @@ class TantivyIndex:
     """The embedded backend (named for the analyzers it shares with tantivy; bm25s scores).
 
     ``threads`` is how many threads search (0: one per core). A build runs
-    on one thread: analysis is in Rust, bm25s's indexing in Python.
+    on one thread: analysis is in Rust, mapping words to ids in Python, scoring in NumPy/scipy.
     """
 
     name = "tantivy"
