@@ -72,6 +72,12 @@ _HEADING = re.compile(r"^(=+)[ \t]*(.*?)[ \t]*\1[ \t]*$", re.MULTILINE)
 _DEFINITION = re.compile(r"^(;[^:\n]*):", re.MULTILINE)  # ";term: definition" puts both on one line
 _LINE_START_MARKUP = re.compile(r"^(?:[*#:;]+|-{4,})", re.MULTILINE)  # list and indent markers, rules
 _LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+# Bold and italic: two, three or five quotes show nothing, four are an
+# apostrophe before bold and each quote past five an apostrophe, as MediaWiki
+# renders them. Markup removed between two quotes leaves a gap mark, so that
+# "''{{lang|…}}''" (empty italics) does not turn into four quotes.
+_QUOTES = re.compile(r"'{2,}")
+_GAP = "\x00"
 # The dropped tags are gone; others keep their content. Removed before the
 # residue filter, so "'<nowiki/>'" becomes a run of quotes it then removes.
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
@@ -125,6 +131,17 @@ def _template_name(inner: str) -> str:
     return inner.strip()
 
 
+def _gap(removed: re.Match[str]) -> str:
+    """What replaces removed markup: nothing, or a gap mark when it sat between two quotes."""
+    text, start, end = removed.string, removed.start(), removed.end()
+    return _GAP if text[start - 1:start] == text[end:end + 1] == "'" else ""
+
+
+def _apostrophes(quotes: re.Match[str]) -> str:
+    run = len(quotes.group())
+    return "'" if run == 4 else "'" * max(run - 5, 0)
+
+
 @dataclass(frozen=True)
 class PageText:
     """A page's plain text plus the names that classify it.
@@ -163,7 +180,10 @@ class _Renderer:
         text = _HEADING.sub(lambda match: f"\n\n{match.group(2)}\n", text)
         text = _LINE_START_MARKUP.sub("", _DEFINITION.sub(r"\1 ", text))
         if "<" in text:
-            text = _HTML_TAG.sub("", _LINE_BREAK.sub("\n", text))
+            text = _HTML_TAG.sub(_gap, _LINE_BREAK.sub("\n", text))
+        if "''" in text:
+            text = _QUOTES.sub(_apostrophes, text)
+        text = text.replace(_GAP, "")
         text = _BEHAVIOUR_SWITCH.sub("", text)
         return _ENTITY.sub(lambda match: html.unescape(match.group()), text) if "&" in text else text
 
@@ -179,7 +199,7 @@ class _Renderer:
         parameters are noted too; those inside a table are not, since the
         table is dropped unread.
         """
-        text = _DROPPED_ELEMENT.sub("", _COMMENT.sub("", wikitext))
+        text = _DROPPED_ELEMENT.sub(_gap, _COMMENT.sub(_gap, wikitext))
         if "{" not in text:
             return text
         stack: list[tuple[str, int]] = []  # (kind, start) of the open brackets
@@ -203,7 +223,7 @@ class _Renderer:
                 spans.append((start, match.end()))
         pieces, at = [], 0
         for start, end in spans:
-            pieces.append(text[at:start])
+            pieces += [text[at:start], _GAP if text[start - 1:start] == text[end:end + 1] == "'" else ""]
             at = end
         pieces.append(text[at:])
         return "".join(pieces)
