@@ -49,8 +49,18 @@ def budget_of(max_calls: int | None, max_tokens: int | None, max_usd: float | No
 
 def fail(exc: BaseException) -> NoReturn:
     """Report a bad input or setup in one red line and exit 2; exit 1 is kept for "a stage cell failed"."""
-    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+    typer.secho(f"error: {_one_line(exc)}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error as one line; a pydantic validation error as ``field: problem`` for each bad field."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    return "; ".join(f"{'.'.join(map(str, error['loc'])) or 'parameters'}: {error['msg'].removeprefix('Value error, ')}"
+                     for error in exc.errors())
 
 
 _verbose = False

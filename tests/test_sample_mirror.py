@@ -504,16 +504,9 @@ def test_every_language_states_the_same_years(mirror, topics, site_yaml) -> None
             assert not missing, f"{topic['qid']} {lang}: years {missing} not in the text"
 
 
-# swwiki marks disambiguation pages with {{Maana}} (category Maana); the language table's hand-kept fallback
-# (tasks/text/disambiguation_templates.csv) has no row for sw yet, so its generic Disambig|Disambiguation miss them.
-_SW_MARKERS_MISSING = pytest.mark.xfail(strict=True, reason="languages.csv: sw lacks the Maana disambiguation marker")
-
-
-@pytest.mark.parametrize("lang", ["en", "de", "fr", "ja", "zh", pytest.param("sw", marks=_SW_MARKERS_MISSING)])
+@pytest.mark.parametrize("lang", ["en", "de", "fr", "ja", "zh", "sw"])
 def test_disambiguation_markers_are_known_to_the_language_rules(site_yaml, lang) -> None:
-    rule = all_rules().get(lang)
-    if rule is None:
-        pytest.skip(f"languages.csv has no row for {lang!r} yet")
+    rule = all_rules()[lang]
     site = next(site for site in site_yaml["wikis"] if site["lang"] == lang)
     markers = {marker.casefold() for marker in rule.disambiguation_markers}
     names = {site["disambiguation"]["template"], *site["disambiguation"]["categories"]}

@@ -44,8 +44,12 @@ def _letters(text: str) -> int:
     return sum(char.isalpha() for char in text)
 
 
-def response_language(text: str, lang: str) -> ResponseLanguage:
-    """How ``text``, answering a question in ``lang``, stands in lingua's eyes."""
+def response_language(text: str, lang: str, shown: frozenset[str] = frozenset()) -> ResponseLanguage:
+    """How ``text``, answering a question in ``lang`` from passages in the ``shown`` languages, stands in lingua's eyes.
+
+    The languages in play are the question's, English and the passages' (a
+    model may answer in the language of what it read).
+    """
     target = lingua_code(lang)
     if target is None:
         return ResponseLanguage("unsupported")
@@ -55,8 +59,8 @@ def response_language(text: str, lang: str) -> ResponseLanguage:
     # the target's sentence rules, then English's: a switch into English mid-answer ends its sentences the English way
     sentences = [part for sentence in (split_sentences(body, lang) if lang in all_rules() else [body])
                  for part in split_sentences(sentence, "en")]
-    placed = [detect_language(sentence, lang) for sentence in sentences if _letters(sentence) >= MIN_LETTERS]
+    placed = [detect_language(sentence, lang, shown) for sentence in sentences if _letters(sentence) >= MIN_LETTERS]
     placed = [found for found in placed if found is not None]
     switched = sum(found != target for found in placed) / len(placed) if placed else None
-    return ResponseLanguage("ok", detect_language(body, lang), confidence(body, lang, lang),
-                            confidence(body, "en", lang), switched)
+    return ResponseLanguage("ok", detect_language(body, lang, shown), confidence(body, lang, lang, shown),
+                            confidence(body, "en", lang, shown), switched)

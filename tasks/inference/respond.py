@@ -11,6 +11,8 @@ better reader can be applied to stored replies without paying again.
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import astuple, fields
 
 from tasks.inference.language import ResponseLanguage, response_language
@@ -56,7 +58,8 @@ def answer_instances(
 def _row(benchmark: str, instance: dict, model: str, template: str, result: CallResult, fp: str) -> list:
     outcome = item_outcome(result, read_answer)
     response = result.response
-    language = response_language(result.answer, instance["lang"]) if outcome.status == "ok" else None
+    shown = frozenset(doc["lang"] for doc in json.loads(instance["documents"] or "[]") if doc.get("lang"))
+    language = response_language(result.answer, instance["lang"], shown) if outcome.status == "ok" else None
     return [benchmark, instance["instance_id"], model, instance["setting"], instance["lang"], outcome.status,
             outcome.reason, response.text if response else None, outcome.value,
             citations(result.answer) if response else [],

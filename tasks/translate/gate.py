@@ -120,7 +120,7 @@ def check_translation(
     # a target lingua cannot detect is not checked (never judged by the nearest language lingua knows)
     expected = lingua_code(tgt_lang)
     if expected is not None and sum(ch.isalpha() for ch in text) >= config.min_detect_letters:
-        detected = detect_language(text, tgt_lang)
+        detected = detect_language(text, tgt_lang, frozenset({src_lang}))  # in play: the target, the source, English
         if detected is None:
             reasons.append(f"language: lingua recognises no language in the translation (expected {tgt_lang})")
         elif detected != expected:
