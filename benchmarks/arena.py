@@ -1,17 +1,27 @@
 """Arena speed: batched features against a per-response loop, and the Bradley–Terry bootstrap against refitting.
 
 * ``features_vs_loop``: the deterministic features' responses/s as the
-  features stage computes them (one batch per feature: one trec_eval run for
-  every citation ranking; each distinct reference tokenised once for BLEU and
-  ROUGE-L, BLEU from sacreBLEU's own statistics, the LCS by rapidfuzz) ÷ a
-  plain loop computing the same values response by response with the same
-  libraries (pytrec_eval per response, ``sacrebleu.sentence_bleu``,
-  rouge-score's ``RougeScorer.score`` with one scorer per language) — goal
-  ≥ 10. Inputs: instances in English, German and Chinese whose reference
-  answer (1-3 sentences of 8-28 words) is answered by ``SYSTEMS`` systems,
-  each answer paraphrasing part of the reference; every timed run gets freshly
-  generated inputs, so none profits from a cache an earlier run filled
-  (sacreBLEU's tokenizers memoise the lines they have seen);
+  features stage computes them ÷ a plain loop computing the same values
+  response by response with the same libraries — goal ≥ 10.  The stage's
+  side is its real path, :func:`tasks.features.stages.deterministic_values`
+  for each feature: BLEU and ROUGE-L in chunks mapped over the Dask cluster
+  the stage uses (a local one with ``min(4, cores)`` worker processes unless
+  ``DASK_SCHEDULER_ADDRESS`` or ``BABELBENCH_COMPUTE=inline`` say otherwise),
+  the cheap features in one batch in-process; in each batch one trec_eval
+  run for every citation ranking, each distinct text tokenised once for BLEU
+  and segmented once for ROUGE-L, BLEU's n-grams counted and clipped in numpy
+  and scored by sacreBLEU's own ``compute_bleu``, ROUGE-L's LCS by rapidfuzz.
+  The loop is one process with each library's per-item call and what any
+  plain loop would hoist out of it: pytrec_eval per response, one sacreBLEU
+  ``BLEU`` per language and its ``sentence_score``, one rouge-score
+  ``RougeScorer`` per language and its
+  ``score``.  ``features_vs_loop_cpu`` divides CPU seconds instead, the
+  workers' included: the work per CPU second, steadier on a busy machine and
+  free of the parallelism.  Inputs: instances in English, German and Chinese
+  whose reference answer (1-3 sentences of 8-28 words) is answered by
+  ``SYSTEMS`` systems, each answer paraphrasing part of the reference; every
+  timed run gets freshly generated inputs, so none profits from a cache an
+  earlier run filled (sacreBLEU's tokenizers memoise the lines they have seen);
 * ``bt_bootstrap_s``: 19 systems, ~17,000 battles (every pair on 50 queries in
   both orders), 200 tournaments — goal ≤ 1 s;
 * ``bt_vs_refit``: that time ÷ what refitting each tournament from its raw,
@@ -26,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import random
 import sys
 import time
@@ -38,8 +49,10 @@ import numpy as np  # noqa: E402
 
 from benchmarks._common import best_of, emit, per_second, say  # noqa: E402
 from tasks.arena.bradley_terry import Battle, ratings  # noqa: E402
+from tasks.compute import mode  # noqa: E402
 from tasks.features.deterministic import DETERMINISTIC, bleu_tokenizer, rouge_words  # noqa: E402
 from tasks.features.inputs import FeatureInput  # noqa: E402
+from tasks.features.stages import DISTRIBUTED, _compute_chunk, deterministic_values  # noqa: E402
 from tasks.inference.refusals import is_refusal  # noqa: E402
 
 #: Per language, words by falling frequency: sentences drawn from them are Zipf-like and almost never repeat.
@@ -117,25 +130,54 @@ def _inputs(count: int, seed: int) -> list[FeatureInput]:
 def _batched(inputs: list[FeatureInput]) -> dict[str, float]:
     """Each feature over every response as its stage cell computes it; the seconds each took."""
     seconds = {}
-    for name, compute in DETERMINISTIC.items():
+    for name in DETERMINISTIC:
         start = time.perf_counter()
-        compute(inputs)
+        deterministic_values(inputs, name)
         seconds[name] = time.perf_counter() - start
     return seconds
 
 
+def _workers_cpu() -> float:
+    """CPU seconds the Dask workers have spent so far (none inline): the stage's work is done there."""
+    if mode() == "inline":
+        return 0.0
+    from distributed import default_client
+
+    return sum(spent.user + spent.system for spent in default_client().run(os.times).values())
+
+
+def _stage(inputs: list[FeatureInput]) -> tuple[dict[str, float], float]:
+    """:func:`_batched`, and the CPU seconds the workers spent on it."""
+    before = _workers_cpu()
+    seconds = _batched(inputs)
+    return seconds, _workers_cpu() - before
+
+
+def _warm_up(inputs: list[FeatureInput]) -> None:
+    """Every worker process imports the libraries and loads the segmenters before anything is timed."""
+    _batched(inputs)  # starts the cluster
+    if mode() == "inline":
+        return
+    from distributed import default_client
+
+    client = default_client()
+    client.gather([client.submit(_compute_chunk, inputs, name=name, workers=[worker], pure=False)
+                   for worker in client.scheduler_info()["workers"] for name in DISTRIBUTED])
+
+
 def _loop(inputs: list[FeatureInput]) -> int:
     """The same features, one response at a time with each library's own per-item call."""
-    import sacrebleu
     from pytrec_eval import RelevanceEvaluator
     from rouge_score import rouge_scorer
+    from sacrebleu.metrics import BLEU
 
+    bleus = {lang: BLEU(tokenize=bleu_tokenizer(lang), effective_order=True) for lang in WORDS}
     scorers = {lang: rouge_scorer.RougeScorer(["rougeL"], tokenizer=_RougeWords(lang)) for lang in WORDS}
     done = 0
     for item in inputs:
         ranking = {doc: float(-rank) for rank, doc in enumerate(dict.fromkeys(item.citations))}
         RelevanceEvaluator({"q": dict.fromkeys(item.relevant, 1)}, {"map_cut.10", "recall.10"}).evaluate({"q": ranking})
-        sacrebleu.sentence_bleu(item.answer_text, [item.reference], tokenize=bleu_tokenizer(item.lang))
+        bleus[item.lang].sentence_score(item.answer_text, [item.reference])
         scorers[item.lang].score(item.reference, item.answer_text)
         is_refusal(item.answer_text, item.lang)
         done += len(DETERMINISTIC)
@@ -195,14 +237,14 @@ def main() -> None:
     parser.add_argument("--refit-tournaments", type=int, default=10)
     args = parser.parse_args()
     say(f"features: {len(DETERMINISTIC)} deterministic features x {args.responses} responses")
-    warm_up = _inputs(SYSTEMS * 10, seed=0)  # loads the segmenters and imports before anything is timed
-    _batched(warm_up)
+    warm_up = _inputs(SYSTEMS * 10, seed=0)
+    _warm_up(warm_up)
     _loop(warm_up)
     # every timed run gets inputs of its own: none profits from what an earlier one left in a cache
     fresh = [_inputs(args.responses, seed) for seed in range(1, args.repeat + 2)]
-    batched = best_of("batched (the stage)", args.repeat, lambda: _batched(fresh.pop()))
-    say("  where the batched time goes: " + ", ".join(f"{name} {spent:.3f} s"
-                                                    for name, spent in batched.result.items()))
+    batched = best_of(f"batched (the stage, {mode()})", args.repeat, lambda: _stage(fresh.pop()))
+    seconds, workers_cpu = batched.result
+    say("  where the batched time goes: " + ", ".join(f"{name} {spent:.3f} s" for name, spent in seconds.items()))
     loop = best_of("per-response loop", 1, lambda: _loop(fresh.pop()))
 
     battles, strengths = _battles(seed=0)
@@ -213,10 +255,10 @@ def main() -> None:
     refit_200 = refit.seconds * 200 / args.refit_tournaments
     fitted = [bootstrap.result["models"][f"m{n:02d}"]["rating"] for n in range(19)]
     emit("arena",
-         {"responses": args.responses, "features": len(DETERMINISTIC),
+         {"responses": args.responses, "features": len(DETERMINISTIC), "compute": mode(),
           "batched_responses_per_s": round(per_second(args.responses, batched.seconds)),
           "loop_responses_per_s": round(per_second(args.responses, loop.seconds)),
-          "features_vs_loop_cpu": round(loop.cpu_seconds / batched.cpu_seconds, 1),  # steadier on a busy machine
+          "features_vs_loop_cpu": round(loop.cpu_seconds / (batched.cpu_seconds + workers_cpu), 1),
           "battles": len(battles), "bt_refit_200_s_estimated": round(refit_200, 2),
           "bt_rating_vs_truth_corr": round(float(np.corrcoef(fitted, strengths)[0, 1]), 4)},
          {"features_vs_loop": round(loop.seconds / batched.seconds, 1),

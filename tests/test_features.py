@@ -7,13 +7,16 @@ import random
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import sacrebleu
 from rouge_score import rouge_scorer
+from sacrebleu.metrics.helpers import extract_all_word_ngrams
 
 from flows.features import FeaturesParams, features_flow
 from tasks.features.deterministic import DETERMINISTIC, answer_bleu, answer_rouge_l, bleu_tokenizer, rouge_words
 from tasks.features.inputs import feature_inputs
+from tasks.features.ngrams import clipped_matches
 from tasks.inference.language import response_language
 from tasks.inference.reading import citations
 from tasks.warehouse.db import Warehouse
@@ -119,9 +122,27 @@ def test_batched_rouge_l_is_rouge_score_exactly(lang: str) -> None:
 def test_batched_bleu_is_sacrebleu_sentence_score_exactly(lang: str) -> None:
     pairs = _random_pairs(lang, 300, seed=2) + HAND_PAIRS
     pairs += [(hypothesis, pairs[0][1]) for hypothesis, _ in pairs[1:50]]  # one reference, many systems' answers
+    pairs += [(reference, hypothesis) for hypothesis, reference in pairs[50:80]]  # texts in both roles
+    pairs += [(pairs[1][0], reference) for _, reference in pairs[80:90]]  # one answer against several references
     expected = [sacrebleu.sentence_bleu(hypothesis, [reference], tokenize=bleu_tokenizer(lang)).score
                 for hypothesis, reference in pairs]
     assert answer_bleu(pairs, lang) == expected
+
+
+def test_clipped_matches_are_sacrebleus_counts_for_every_order() -> None:
+    # four words: n-grams repeat within and across sequences, some sequences are empty or shorter than an order
+    rng = random.Random(3)
+    sequences = [rng.choices("abcd", k=rng.randint(0, 12)) for _ in range(60)]
+    hypotheses, references = (np.array([rng.randrange(len(sequences)) for _ in range(300)]) for _ in range(2))
+    expected = []
+    for hypothesis, reference in zip(hypotheses, references, strict=True):
+        ours, _ = extract_all_word_ngrams(" ".join(sequences[hypothesis]), 1, 5)
+        theirs, _ = extract_all_word_ngrams(" ".join(sequences[reference]), 1, 5)
+        correct = [0] * 5
+        for gram, count in ours.items():
+            correct[len(gram) - 1] += min(count, theirs.get(gram, 0))
+        expected.append(correct)
+    assert clipped_matches(sequences, hypotheses, references, 5).tolist() == expected
 
 
 def test_language_features_and_extras(wh: Warehouse) -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from tasks.features.inputs import FeatureInput
-from tasks.features.models import FeatureModels, reranker_score, support
+from tasks.features import models as feature_models
+from tasks.features.models import MODEL_FEATURES, FeatureModels, reranker_score, support
 from tests.tiny_models import build_cross_encoder, build_nli_classifier
 
 PASSAGES = {"d1": "The Velna rises in the Kelda hills.", "d2": "Tarsk lies on the Velna.", "d3": "Orvik is a port."}
@@ -57,3 +59,26 @@ def test_the_reranker_score_is_the_mean_over_the_cited_passages(models: tuple[Fe
     values = reranker_score([both, first, second, _item("x", ("zz",))], models[0])
     assert values[0].value == pytest.approx((values[1].value + values[2].value) / 2, abs=1e-5)  # d1 counted once
     assert values[3].status == "not_applicable"
+
+
+def test_entailment_and_neutral_cells_share_one_nli_pass(models: tuple[FeatureModels, FeatureModels],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # the flow runs the two cells in threads at the same time; each reads the inputs afresh
+    model = feature_models._cross_encoder(models[0].nli)
+    batches: list[int] = []
+    predict = model.predict
+    monkeypatch.setattr(model, "predict",
+                        lambda pairs, **options: batches.append(len(pairs)) or predict(pairs, **options))
+
+    def cell(name: str) -> list[float | None]:
+        item = _item("##Reason: Orvik is a port [d3]. The Velna rises near Tarsk [d2, d1].\n##Answer: a port [d3]",
+                     ("d3", "d2", "d1"))
+        return [value.value for value in MODEL_FEATURES[name]([item], models[0])]
+
+    with ThreadPoolExecutor(2) as pool:
+        entail, neutral = pool.map(cell, ["support_entailment", "support_neutral"])
+    assert batches == [3]  # (d3, sentence 1), (d2, sentence 2), (d1, sentence 2): predicted once for both cells
+    assert cell("support_neutral") == neutral and batches == [3]
+    other = _item("##Reason: Tarsk lies on the Velna [d2].\n##Answer: on the Velna [d2]", ("d2",))
+    assert support([other], models[0])[0][0].status == "ok" and batches == [3, 1]  # other pairs: a pass of their own
+    assert entail[0] is not None and entail[0] + neutral[0] <= 1.0 + 1e-6

@@ -3,9 +3,13 @@
 Each function takes a batch of responses and returns one :class:`Value` per
 response, in order.  A batch shares what the responses share: one trec_eval
 run for all citation rankings, one BLEU scorer per language, and each
-distinct reference tokenised once (the systems answering an instance share
-its reference); ROUGE-L's LCS runs in rapidfuzz's C++ rather than
-rouge-score's Python, with the same result — see ``benchmarks/arena.py``.
+distinct text tokenised once (the systems answering an instance share its
+reference); BLEU's n-grams are counted and clipped in numpy and ROUGE-L's
+LCS runs in rapidfuzz's C++, both with the libraries' own results — see
+``benchmarks/arena.py``.  What remains is tokenising, by the libraries'
+tokenizers; BLEU and ROUGE cannot share it, as their tokens differ
+(sacreBLEU's keep punctuation and case and split Chinese into characters,
+ROUGE's are the lower-cased words of the project's segmentation).
 
 - ``target_language`` / ``english_language``: lingua's probabilities stored
   with the response (citations stripped); ``unsupported`` when lingua does not
@@ -28,18 +32,19 @@ rouge-score's Python, with the same result — see ``benchmarks/arena.py``.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import cast
 
+import numpy as np
 from pytrec_eval import RelevanceEvaluator
 from rapidfuzz.distance import LCSseq
 from rouge_score import scoring as rouge_scoring
 from sacrebleu.metrics import BLEU
 
 from tasks.features.inputs import FeatureInput
+from tasks.features.ngrams import clipped_matches
 from tasks.inference.refusals import is_refusal
 from tasks.text.segment import tokenize
 
@@ -119,43 +124,28 @@ Pair = tuple[str, str]  # (hypothesis, reference)
 
 
 def answer_bleu(pairs: Sequence[Pair], lang: str) -> list[float]:
-    """sacreBLEU's ``sentence_score(hypothesis, [reference]).score`` of each pair, each distinct reference read once.
+    """sacreBLEU's ``sentence_score(hypothesis, [reference]).score`` of each pair, each distinct text tokenised once.
 
-    The N systems answering an instance share its reference, so its n-grams
-    are counted once; each hypothesis is tokenised by the scorer's own
-    tokenizer and scored by sacreBLEU's ``compute_bleu`` from the same
-    statistics ``sentence_score`` gathers (``tests/test_features.py`` checks
-    the equality on many pairs).
+    The N systems answering an instance share its reference, so it is read
+    once; every text is tokenised by the scorer's own tokenizer, the clipped
+    n-gram matches of all pairs are counted together (:mod:`tasks.features.ngrams`)
+    and each score is sacreBLEU's ``compute_bleu`` of the statistics
+    ``sentence_score`` gathers (``tests/test_features.py`` checks the equality
+    on many pairs).
     """
     scorer = _bleu(lang)
-    references = {reference: _ngrams(scorer, reference) for reference in {reference for _, reference in pairs}}
-    return [_sentence_bleu(scorer, _ngrams(scorer, hypothesis), references[reference])
-            for hypothesis, reference in pairs]
+    index = {text: n for n, text in enumerate(dict.fromkeys(text for pair in pairs for text in pair))}
+    words = [scorer._preprocess_segment(text).split() for text in index]
+    hypotheses = np.fromiter((index[hypothesis] for hypothesis, _ in pairs), dtype=np.int64, count=len(pairs))
+    references = np.fromiter((index[reference] for _, reference in pairs), dtype=np.int64, count=len(pairs))
+    matches = clipped_matches(words, hypotheses, references, scorer.max_ngram_order).tolist()
+    return [_sentence_bleu(scorer, correct, len(words[hypothesis]), len(words[reference]))
+            for correct, hypothesis, reference in zip(matches, hypotheses.tolist(), references.tolist(), strict=True)]
 
 
-NGrams = tuple[list[Counter[tuple[str, ...]]], int]
-
-
-def _ngrams(scorer: BLEU, text: str) -> NGrams:
-    """sacreBLEU's ``extract_all_word_ngrams`` of ``text`` as ``scorer`` tokenises it, one counter per order.
-
-    Counted from shifted ``zip``s in C rather than tuple slices in a Python loop.
-    """
-    words = scorer._preprocess_segment(text).split()
-    orders = range(1, scorer.max_ngram_order + 1)
-    return [Counter(zip(*(words[shift:] for shift in range(order)))) for order in orders], len(words)
-
-
-def _sentence_bleu(scorer: BLEU, hypothesis: NGrams, reference: NGrams) -> float:
-    """BLEU of one hypothesis against one reference from their n-grams, as ``BLEU._compute_segment_statistics``.
-
-    An order's matches are its n-grams' counts clipped by the reference's, summed in C over the shared n-grams.
-    """
-    (hypothesis_grams, hypothesis_length), (reference_grams, reference_length) = hypothesis, reference
-    correct = []
-    for ours, theirs in zip(hypothesis_grams, reference_grams, strict=True):
-        shared = ours.keys() & theirs.keys()
-        correct.append(sum(map(min, map(ours.__getitem__, shared), map(theirs.__getitem__, shared))))
+def _sentence_bleu(scorer: BLEU, correct: list[int], hypothesis_length: int, reference_length: int) -> float:
+    """BLEU of one pair from its clipped matches and lengths, as ``BLEU._compute_segment_statistics`` and
+    ``_compute_score_from_stats`` do (each order's total: the hypothesis's n-grams of that order)."""
     total = [max(hypothesis_length - shift, 0) for shift in range(scorer.max_ngram_order)]
     return BLEU.compute_bleu(correct, total, hypothesis_length, reference_length, smooth_method=scorer.smooth_method,
                              smooth_value=scorer.smooth_value, effective_order=scorer.effective_order,

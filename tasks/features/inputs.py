@@ -32,7 +32,7 @@ class FeatureInput:
     raw_text: str
     citations: tuple[str, ...]
     relevant: frozenset[str]  # ids of the judged relevant passages shown
-    passages: dict[str, str]  # every shown passage's text by id
+    passages: dict[str, str]  # every shown passage's text by id (empty when not read, see feature_inputs)
     reference: str | None  # the reference answer, None when there is none
     reference_is_own: bool  # the reference is this response's own system's answer
     language_status: str | None
@@ -41,8 +41,14 @@ class FeatureInput:
     switched_share: float | None
 
 
-def feature_inputs(wh: Warehouse, benchmark: str, reference_model: str | None = None) -> list[FeatureInput]:
-    """Every response of ``benchmark``, in a stable order."""
+def feature_inputs(wh: Warehouse, benchmark: str, reference_model: str | None = None, *,
+                   passages: bool = True) -> list[FeatureInput]:
+    """Every response of ``benchmark``, in a stable order; without the shown passages' texts unless ``passages``.
+
+    Only the model features read the passages (about 8,192 tokens a
+    response); the deterministic features are shipped to Dask workers, where
+    serialising those texts would cost more than computing the feature.
+    """
     rows = wh.query_dicts(
         "SELECT r.instance_id, r.model, r.lang, r.status, r.answer, r.raw_text, r.citations, r.language_status,"
         " r.target_prob, r.english_prob, r.switched_share, i.question, i.answer AS gold, i.documents,"
@@ -59,7 +65,7 @@ def feature_inputs(wh: Warehouse, benchmark: str, reference_model: str | None = 
         inputs.append(FeatureInput(
             row["instance_id"], row["model"], row["lang"], row["question"], row["status"], row["answer"] or "",
             strip_citations(row["answer"] or ""), row["raw_text"] or "", tuple(row["citations"] or ()), relevant,
-            {document_id(d): d.get("text") or "" for d in documents},
+            {document_id(d): d.get("text") or "" for d in documents} if passages else {},
             reference or None, not row["gold"] and row["model"] == reference_model, row["language_status"],
             row["target_prob"], row["english_prob"], row["switched_share"]))
     return inputs

@@ -6,7 +6,11 @@
   hypothesis: the sentence, citations removed); the feature is the mean
   probability of entailment (of neutral) over those (sentence, passage)
   pairs.  The label of each output is read from the model's own
-  ``id2label``, never assumed from its position.
+  ``id2label``, never assumed from its position.  The two features are two
+  cells (changing one recomputes only it) served by one NLI pass: the
+  process keeps the last batch's probabilities, keyed by the model and the
+  pairs, and the sibling cell — run next, or at the same time in another
+  thread of the flow — reuses them instead of running the model again.
 - ``reranker_score``: the mean cross-encoder relevance of (question, cited
   passage) over the passages the response cites.
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from threading import Lock
 from typing import Any
 
 import numpy as np
@@ -27,8 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from tasks.features.deterministic import NO_RESPONSE, Value
 from tasks.features.inputs import FeatureInput
 from tasks.inference.reading import citations, reason_section, strip_citations
-from tasks.text.sentences import split_sentences
+from tasks.stage import digest
 from tasks.text.languages import all_rules
+from tasks.text.sentences import split_sentences
 
 NOT_CITED = Value(None, "not_applicable", "no cited passage that was shown")
 
@@ -84,17 +90,37 @@ def _reason_pairs(item: FeatureInput) -> list[tuple[str, str]]:
             for passage in _cited(item, citations(sentence))]
 
 
+_NLI_LOCK = Lock()
+_last_nli: tuple[str, np.ndarray] | None = None  # (digest of the model and pairs, their probabilities)
+
+
+def _nli(name: str, pairs: list[tuple[str, str]]) -> np.ndarray:
+    """NLI probabilities of ``pairs`` by model ``name``, one row per pair; the last batch's are reused.
+
+    The lock makes a concurrent sibling cell wait for the pass under way
+    rather than start its own; only a digest of the pairs is kept, not their
+    texts (passages of up to 800 tokens each).
+    """
+    global _last_nli
+    key = digest([name, pairs])
+    with _NLI_LOCK:
+        if _last_nli is None or _last_nli[0] != key:
+            model = _cross_encoder(name)
+            _last_nli = key, (model.predict(pairs, apply_softmax=True, show_progress_bar=False) if pairs
+                              else np.zeros((0, 3)))
+        return _last_nli[1]
+
+
 def support(inputs: Sequence[FeatureInput], models: FeatureModels) -> tuple[list[Value], list[Value]]:
-    """(entailment, neutral) of each response, from one batched NLI prediction."""
-    model = _cross_encoder(models.nli)
+    """(entailment, neutral) of each response, from one batched NLI prediction (shared, see the module notes)."""
     pairs: list[tuple[str, str]] = []
     spans: list[tuple[int, int] | None] = []
     for item in inputs:
         found = _reason_pairs(item) if item.status == "ok" else []
         spans.append((len(pairs), len(pairs) + len(found)) if found else None)
         pairs += found
-    probabilities = model.predict(pairs, apply_softmax=True, show_progress_bar=False) if pairs else np.zeros((0, 3))
-    entail, neutral = _label_columns(model.model)
+    probabilities = _nli(models.nli, pairs)
+    entail, neutral = _label_columns(_cross_encoder(models.nli).model)
     out: tuple[list[Value], list[Value]] = ([], [])
     for item, span in zip(inputs, spans, strict=True):
         for values, column in zip(out, (entail, neutral), strict=True):

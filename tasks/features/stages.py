@@ -4,11 +4,16 @@ A cell reads every response of the benchmark (ids, statuses, answers,
 citations, language columns) and the instances' judged passages and
 reference answers; all of that, the feature's version, the reference system
 and — for a model feature — its model are its fingerprint.  Deterministic
-features run on the Dask cluster (``tasks.compute``) in chunks, each chunk a
-batch that shares its scorers; model features run in-process, where their
-model is loaded once, batched over every response; LLM-graded features are
-paid cells (cache, budget, retries of what failed).  The rows are written in
-one transaction per cell.  Without names, the deterministic features are
+features are batches that share their scorers (:func:`deterministic_values`,
+which ``benchmarks/arena.py`` times): the overlap features, whose cost is
+tokenising every answer, run on the Dask cluster (``tasks.compute``) in
+chunks of ``CHUNK`` responses, enough chunks that every worker stays busy to
+the end; the others (stored columns, one trec_eval run, a pattern per
+answer) cost less than serialising their inputs to a worker would, and run
+in-process.  Model features run in-process too, where their model is loaded
+once, batched over every response; LLM-graded features are paid cells
+(cache, budget, retries of what failed).  The rows are written in one
+transaction per cell.  Without names, the deterministic features are
 computed; model and graded features are asked for by name (their models are
 large and usually downloaded from a hub, and grades cost calls).
 """
@@ -35,7 +40,10 @@ from tasks.warehouse.db import Warehouse
 FEATURES = Stage("features", 1, upstream=("inference",))
 #: bump a feature's number when what it computes changes: its cells, and only they, recompute
 VERSIONS = {name: 1 for name in (*DETERMINISTIC, *MODEL_FEATURES, *TEMPLATES)}
-CHUNK = 2000
+#: the deterministic features computed on Dask (see the module notes)
+DISTRIBUTED = frozenset({"answer_bleu", "answer_rouge_l"})
+#: responses per Dask task: small enough to balance the workers, large enough that a chunk's shared work pays
+CHUNK = 250
 
 
 def feature_names(wanted: Sequence[str] | None) -> list[str]:
@@ -50,19 +58,27 @@ def _compute_chunk(chunk: list[FeatureInput], name: str) -> list[Value]:
     return DETERMINISTIC[name](chunk)
 
 
+def deterministic_values(inputs: Sequence[FeatureInput], name: str) -> list[Value]:
+    """The deterministic feature ``name`` of every input (read without passages): chunk by chunk on the Dask
+    cluster when it is one of ``DISTRIBUTED``, else in one batch here."""
+    if name not in DISTRIBUTED:
+        return DETERMINISTIC[name](inputs)
+    chunks = [inputs[start:start + CHUNK] for start in range(0, len(inputs), CHUNK)]
+    return [value for chunk in map_parallel(_compute_chunk, chunks, name=name) for value in chunk]
+
+
 def compute_feature(wh: Warehouse, benchmark: str, name: str, reference_model: str | None, models: FeatureModels,
                     fp: str, *, client: LLMClient | None = None, grader: str | None = None,
                     budget: BudgetLedger | None = None) -> StageOutput:
     """One feature of every response of ``benchmark``; replaces the feature's earlier rows."""
-    inputs = feature_inputs(wh, benchmark, reference_model)
+    inputs = feature_inputs(wh, benchmark, reference_model, passages=name in MODEL_FEATURES)
     if name in TEMPLATES:
         assert client is not None and grader is not None  # features_stage passes both for a graded feature
         values = graded(name, inputs, client, grader, budget)
     elif name in MODEL_FEATURES:
         values = MODEL_FEATURES[name](inputs, models)
     else:
-        chunks = [inputs[start:start + CHUNK] for start in range(0, len(inputs), CHUNK)]
-        values = [value for chunk in map_parallel(_compute_chunk, chunks, name=name) for value in chunk]
+        values = deterministic_values(inputs, name)
     rows = [[benchmark, item.instance_id, item.model, name, value.value, value.status, value.reason, fp]
             for item, value in zip(inputs, values, strict=True)]
     with wh.transaction() as cur:
