@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 from tasks.text.languages import all_rules, rule_for
-from tasks.text.segment import tokenize
+from tasks.text.segment import token_spans, tokenize
 from tasks.text.sentences import split_sentences
 from tasks.text.truncate import truncate
 
@@ -113,3 +113,10 @@ def test_truncation_fast_path_cuts_exactly_where_the_word_spans_say() -> None:
         text = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 260)))
         for lang in ("en", "hi", "el"):
             assert truncate(text, lang) == by_spans(text, lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "hi", "ar", "ru", "hy"])
+def test_tokenize_gives_the_words_its_spans_give(lang: str) -> None:
+    # tokenize takes findall for spaced scripts; token_spans walks matches: the two must agree word for word
+    text = "Don't split 3.14 or 1,000, but l’homme, well-known हिन्दी (भाषा) «قال» Москва‑река Երևան... x"
+    assert tokenize(text, lang) == [text[start:end] for start, end in token_spans(text, lang)]
