@@ -30,7 +30,7 @@ from flows.import_cli import import_app  # noqa: E402
 from flows.models_cli import models_app  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
-from tasks.text.languages import OVERRIDES_ENV  # noqa: E402
+from tasks.text.languages import OVERRIDES_ENV, reload_rules  # noqa: E402
 
 #: The order a user runs the commands in; ``--help`` lists them so.
 WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "models", "eval", "features", "arena", "leaderboard", "report", "rerun", "backfill", "score", "sql", "demo")
@@ -75,6 +75,7 @@ def main(
     os.environ[HOME_ENV] = str(resolve_home(home))
     if languages is not None:
         os.environ[OVERRIDES_ENV] = str(languages.expanduser().resolve())
+    reload_rules()
     set_verbose(verbose)
 
 

@@ -29,6 +29,7 @@ from tasks import compute
 from tasks.retry import is_transient
 from tasks.settings import HOME_ENV
 from tasks.stage import StageRef
+from tasks.text.languages import reload_rules
 from tasks.tracking import StageOutcome
 from tasks.warehouse.db import Warehouse
 
@@ -72,6 +73,7 @@ def flow_session(home: str) -> Iterator[Warehouse]:
         wh = shared_warehouse(home)
         # the home's language-rule overrides apply to this run, in this process and the Dask workers it starts
         os.environ[HOME_ENV] = str(wh.home)
+        reload_rules()
         _prepare_tracking(wh.home)
         yield wh
     finally:

@@ -21,6 +21,7 @@ from tasks.dumps.xml_pages import iter_xml_pages
 from tasks.errors import InputFormatError, TruncatedInputError
 from tasks.sample.mirror import SampleMirror, build_sample_mirror, load_content
 from tasks.stage import StageOutput
+from tasks.text.languages import reload_rules
 from tasks.tracking import tracking_uri
 from tasks.warehouse.db import Warehouse
 
@@ -144,7 +145,11 @@ def test_disambiguation_pages_are_found_without_the_wikis_template_names(
     # the home's rules know no template of frwiki's: only the page property or the Wikidata class can tell
     (tmp_path / "languages.csv").write_text("lang,disambiguation_markers\nfr,No such template\n", encoding="utf-8")
     monkeypatch.setenv("BABELBENCH_HOME", str(tmp_path))
-    _run(mirror, tmp_path, ["fr"], kind=kind, sitelinks=sitelinks)
+    try:
+        _run(mirror, tmp_path, ["fr"], kind=kind, sitelinks=sitelinks)  # the flow run reads its home's rules
+    finally:
+        monkeypatch.undo()
+        reload_rules()  # later tests in this process see the built-in rules again
     with Warehouse(tmp_path) as wh:
         by_parser = wh.scalar("SELECT count(*) FROM documents_raw WHERE is_disambiguation")
         flagged = wh.scalar("SELECT count(*) FROM documents WHERE is_disambiguation")

@@ -192,24 +192,24 @@ def _with_overrides(rules: dict[str, LanguageRule], path: Path) -> dict[str, Lan
     return merged
 
 
-@lru_cache(maxsize=4)
-def _rules_from(path: Path | None) -> dict[str, LanguageRule]:
+@lru_cache(maxsize=1)
+def all_rules() -> dict[str, LanguageRule]:
+    """Every known language rule (packaged, then overridden), keyed by wiki code.
+
+    Rules are looked up once per document in hot paths (truncation, index
+    analysis), so they are resolved once per process: a lookup is a cached
+    call, not an environment read and a file check (those cost ~11 µs a
+    document). Whatever changes ``BABELBENCH_LANGUAGES``/``BABELBENCH_HOME`` or
+    the file afterwards calls ``reload_rules()`` — the CLI and every flow run do.
+    """
+    path = overrides_path()
     packaged = _packaged()
     return _with_overrides(packaged, path) if path is not None else packaged
 
 
-def all_rules() -> dict[str, LanguageRule]:
-    """Every known language rule (packaged, then overridden), keyed by wiki code.
-
-    Loaded once per overrides file and process: a changed file is read by the
-    next process (a flow run), or after ``reload_rules()``.
-    """
-    return _rules_from(overrides_path())
-
-
 def reload_rules() -> None:
-    """Forget the loaded rules, so the next lookup reads the overrides file again."""
-    _rules_from.cache_clear()
+    """Forget the loaded rules, so the next lookup resolves and reads the overrides file again."""
+    all_rules.cache_clear()
 
 
 def rule_for(lang: str) -> LanguageRule:
