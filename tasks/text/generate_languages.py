@@ -39,7 +39,7 @@ import re
 from importlib import metadata, resources
 from pathlib import Path
 
-from tasks.text.languages import COLUMNS, DEFAULT_MARKERS, RULES_FILE, TRUNCATION, UNSPACED_SCRIPTS
+from tasks.text.languages import COLUMNS, RULES_FILE, default_rule
 
 RULES_PATH = Path(__file__).with_name(RULES_FILE)
 SOURCES = ("pywikibot", "langcodes", "language-data", "PyStemmer")
@@ -128,20 +128,19 @@ def rows() -> list[dict[str, str]]:
     for code in codes:
         language = langcodes.Language.get(tags[code])
         script = WIKI_SCRIPTS.get(code) or language.maximize().script or "Zyyy"
-        unspaced = script in UNSPACED_SCRIPTS
-        unit, limit = TRUNCATION[unspaced]
+        derived = default_rule(code, script)  # segmentation and truncation from the script, as for an override
         table.append({
             "lang": code,
             "name": WIKI_NAMES.get(code) or language.display_name("en"),
             "wiki": DBNAME_EXCEPTIONS.get(code, code.replace("-", "_") + "wiki"),
             "bcp47": tags[code],
             "script": script,
-            "segmenter": PREFERRED_SEGMENTERS.get(code, "icu" if unspaced else "whitespace"),
-            "truncate_unit": unit,
-            "truncate_limit": str(limit),
+            "segmenter": PREFERRED_SEGMENTERS.get(code, derived.segmenter),
+            "truncate_unit": derived.truncate_unit,
+            "truncate_limit": str(derived.truncate_limit),
             "analyzer": analyzers.get(code, analyzers.get(str(language.language), "standard")),
             "stemmer": stemmers.get(code, stemmers.get(str(language.language), "")),
-            "disambiguation_markers": markers.get(code, "|".join(DEFAULT_MARKERS)),
+            "disambiguation_markers": markers.get(code, "|".join(derived.disambiguation_markers)),
         })
     return table
 

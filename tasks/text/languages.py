@@ -84,7 +84,7 @@ class LanguageRule:
 COLUMNS = tuple(f.name for f in fields(LanguageRule))
 
 
-def _default_rule(lang: str, script: str) -> LanguageRule:
+def default_rule(lang: str, script: str) -> LanguageRule:
     """A new language's rule before its overrides: derived from its script, as the generator derives them."""
     unspaced = script in UNSPACED_SCRIPTS
     unit, limit = TRUNCATION[unspaced]
@@ -158,7 +158,7 @@ def _packaged() -> dict[str, LanguageRule]:
     rules = {}
     for line, row in _rows(text, f"tasks/text/{RULES_FILE}"):
         try:
-            rules[row["lang"]] = _apply(_default_rule(row["lang"], row["script"]), row)
+            rules[row["lang"]] = _apply(default_rule(row["lang"], row["script"]), row)
         except ValueError as exc:
             field, problem = exc.args
             raise ConfigError(f"tasks/text/{RULES_FILE}, line {line}, field {field!r}: {problem}") from None
@@ -184,7 +184,7 @@ def _with_overrides(rules: dict[str, LanguageRule], path: Path) -> dict[str, Lan
         try:
             if not lang:
                 raise ValueError("lang", "empty: every row names the wiki code it sets")
-            base = merged.get(lang) or _default_rule(lang, (row.get("script") or "").strip() or "Latn")
+            base = merged.get(lang) or default_rule(lang, (row.get("script") or "").strip() or "Latn")
             merged[lang] = _apply(base, row)
         except ValueError as exc:
             field, problem = exc.args
