@@ -80,4 +80,5 @@ def models_add(
             typer.echo(f"announced {change.event} for {change.name!r} (Prefect event, resource babelbench.model.{change.name})")
         else:
             typer.echo(f"not announced yet: {change.event} for {change.name!r} — no Prefect API is configured"
-                       " (PREFECT_API_URL); the next run that loads the registry with one announces it")
+                       " (PREFECT_API_URL) or it did not take the event; the next run that loads the registry"
+                       " and reaches one announces it")

@@ -288,24 +288,38 @@ def notice_edits(path: Path, registry: Registry, *, home: Path | None = None) ->
 
 
 def _emit(change: ModelChange, registry: Registry, path: Path, content_hash: str) -> ModelChange:
-    """Send one change's event to the configured Prefect API; ``sent`` False when there is none or it failed."""
+    """Send one change's event to the configured Prefect API; ``sent`` False when there is none or it failed.
+
+    The event goes out on its own connection, closed before this returns, rather than through Prefect's
+    background events worker: ``sent`` then means the server took it, and a short-lived CLI process neither
+    waits at exit for the worker to drain nor prints its "still processing" notice.
+    """
+    from prefect.events import Event
+    from prefect.events.clients import get_events_client
+    from prefect.utilities.asyncutils import run_coro_as_sync
+
     from tasks.prefect_api import configured_api_url
 
     if not configured_api_url():
         log.info("%s: %s %s not announced: no Prefect API configured (PREFECT_API_URL)", path, change.event, change.name)
         return change
-    from prefect.events import emit_event
-
     payload: dict[str, Any] = {"registry": str(path), "model": change.name}
     if change.event != MODEL_EVENTS[2]:
         spec = registry.get(change.name)
         payload |= {"backend": spec.backend, "provider_model": spec.model, "mode": spec.mode}
     resource = model_resource(change.name) | {"babelbench.registry": str(path)}
     # the same edit announced by two processes is one event (its id is the edit's), not two evaluations
-    event_id = uuid.uuid5(uuid.NAMESPACE_URL, f"{path}#{content_hash}#{change.event}#{change.name}")
-    event = emit_event(change.event, resource=resource, payload=payload, id=event_id)
-    if event is None:
-        log.warning("%s: could not send %s for %s to the Prefect API", path, change.event, change.name)
+    event = Event(event=change.event, resource=resource, payload=payload,
+                  id=uuid.uuid5(uuid.NAMESPACE_URL, f"{path}#{content_hash}#{change.event}#{change.name}"))
+
+    async def send() -> None:
+        async with get_events_client(reconnection_attempts=2) as client:
+            await client.emit(event)
+
+    try:
+        run_coro_as_sync(send())
+    except Exception as exc:  # noqa: BLE001 - unannounced is recorded as such and retried by the next load
+        log.warning("%s: could not send %s for %s to the Prefect API: %s", path, change.event, change.name, exc)
         return change
     log.info("announced %s: %s", change.event, change.name)
     return ModelChange(change.event, change.name, sent=True)
