@@ -9,16 +9,19 @@ Parquet shard of ``retrieval_hits`` and the flow process registers them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 from tasks import compute
-from tasks.index.base import IndexConfig
+from tasks.index.base import Hit, IndexConfig
 from tasks.index.registry import get_backend
 from tasks.pairing.config import ClirConfig
-from tasks.pairing.labels import label_hits, normalise
+from tasks.pairing.labels import label_batch, normalise_batch
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_TABLES, RETRIEVAL_HIT_SCHEMA, Shard, ShardWriter, cell_dir
@@ -59,24 +62,42 @@ class QueryBatch:
     titles: tuple[str, ...]
 
 
+_HIT = np.dtype([("doc_id", np.int64), ("score", np.float64)])
+
+
+def flat_hits(results: Sequence[Sequence[Hit]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A batch's search results as flat columns: hits per query, then every hit's doc_id and score, query after query."""
+    counts = np.fromiter(map(len, results), dtype=np.int64, count=len(results))
+    hits = np.fromiter(chain.from_iterable(results), dtype=_HIT, count=int(counts.sum()))
+    return counts, hits["doc_id"], hits["score"]
+
+
+def _spread(values: np.ndarray, retrieved: np.ndarray) -> np.ndarray:
+    """``values`` (one per hit) aligned with the labelled rows; the appended rows get NaN, masked out as nulls."""
+    spread = np.full(len(retrieved), np.nan)
+    spread[retrieved] = values
+    return spread
+
+
 def mine_batch(batch: QueryBatch, *, index_config: IndexConfig, clir: ClirConfig, lake_root: Path,
                directory: Path, fingerprint: str) -> list[Shard]:
     """Search, normalise and label one batch of queries; write its hits as one shard (runs on a worker)."""
     results = get_backend(batch.backend).search(Path(batch.index_path), batch.lang, list(batch.titles), clir.top_k, index_config)
-    columns: dict[str, list] = {name: [] for name in RETRIEVAL_HIT_SCHEMA.names}
-    for query_id, hits in zip(batch.page_ids, results, strict=True):
-        doc_ids = [doc for doc, _ in hits]
-        scores = [score for _, score in hits]
-        labelled = label_hits(doc_ids, scores, query_id, clir, query_id=str(query_id))
-        normalised = normalise(scores, clir.normalisation, query_id=str(query_id)) if scores else []
-        appended = [None] * (len(labelled) - len(hits))  # an appended own article was not retrieved
-        columns["lang"] += [batch.lang] * len(labelled)
-        columns["query_page_id"] += [query_id] * len(labelled)
-        columns["rank"] += list(range(1, len(hits) + 1)) + appended
-        columns["doc_page_id"] += [doc for doc, _ in labelled]
-        columns["score"] += scores + appended
-        columns["norm_score"] += normalised + appended
-        columns["label"] += [label for _, label in labelled]
+    counts, doc_ids, scores = flat_hits(results)
+    names = [str(query_id) for query_id in batch.page_ids]  # for error messages
+    query_ids = np.asarray(batch.page_ids, dtype=np.int64)
+    labelled = label_batch(doc_ids, scores, counts, query_ids, clir, names)
+    not_retrieved = ~labelled.retrieved  # an appended own article has no rank or score
+    columns = {
+        "lang": pa.repeat(pa.scalar(batch.lang, pa.string()), len(labelled.rank)),
+        "query_page_id": query_ids[labelled.query],
+        "rank": pa.array(labelled.rank.astype(np.int32), mask=not_retrieved),
+        "doc_page_id": labelled.doc_id,
+        "score": pa.array(_spread(scores, labelled.retrieved), mask=not_retrieved),
+        "norm_score": pa.array(_spread(normalise_batch(scores, counts, clir.normalisation, names), labelled.retrieved),
+                               mask=not_retrieved),
+        "label": labelled.label,
+    }
     writer = ShardWriter(lake_root, directory, LAKE_TABLES["retrieval_hits"], fingerprint, prefix=f"batch-{batch.index:05d}")
     writer.add_table(pa.table(columns, schema=RETRIEVAL_HIT_SCHEMA))
     return writer.shards
