@@ -17,6 +17,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
+from upath import UPath
+
 from tasks import compute
 from tasks.dumps.checksums import digest_file
 from tasks.dumps.cirrus import iter_cirrus_documents
@@ -162,7 +164,7 @@ def _unit_pages(unit: ParseUnit, on_issue: Callable[[dict], None]) -> Iterator[d
     return iter_chunk_pages(path, unit.start, unit.end, unit.lang, unit.siteinfo, on_issue=on_issue)
 
 
-def parse_unit(unit: ParseUnit, *, lake_root: Path, directory: Path, fingerprint: str, limit: int | None = None) -> UnitResult:
+def parse_unit(unit: ParseUnit, *, lake_root: UPath, directory: UPath, fingerprint: str, limit: int | None = None) -> UnitResult:
     """Parse one unit into shards (runs on a worker).
 
     An input that breaks off stops the unit with the shards of the records

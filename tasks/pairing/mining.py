@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from upath import UPath
 
 from tasks import compute
 from tasks.index.base import Hit, IndexConfig
@@ -79,8 +80,8 @@ def _spread(values: np.ndarray, retrieved: np.ndarray) -> np.ndarray:
     return spread
 
 
-def mine_batch(batch: QueryBatch, *, index_config: IndexConfig, clir: ClirConfig, lake_root: Path,
-               directory: Path, fingerprint: str) -> list[Shard]:
+def mine_batch(batch: QueryBatch, *, index_config: IndexConfig, clir: ClirConfig, lake_root: UPath,
+               directory: UPath, fingerprint: str) -> list[Shard]:
     """Search, normalise and label one batch of queries; write its hits as one shard (runs on a worker)."""
     results = get_backend(batch.backend).search(Path(batch.index_path), batch.lang, list(batch.titles), clir.top_k, index_config)
     counts, doc_ids, scores = flat_hits(results)

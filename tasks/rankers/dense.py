@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 from collections.abc import Sequence
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from upath import UPath
 
 from tasks.errors import ConfigError
 from tasks.pairing.mining import articles_sql
@@ -22,6 +21,7 @@ from tasks.rankers.base import Query, Ranking
 from tasks.stage import current_ref
 from tasks.text.truncate import truncate
 from tasks.warehouse.db import Warehouse
+from tasks.warehouse.lake import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +62,8 @@ class DenseRanker:
         key = hashlib.sha256(f"{self.model_name}|{ref.fingerprint}".encode()).hexdigest()[:16]
         cache = wh.lake_root / "embeddings" / lang / f"{key}.npz"
         if cache.exists():
-            cached = np.load(cache)
-            return cached["ids"], cached["vectors"]
+            with cache.open("rb") as handle, np.load(handle) as cached:
+                return cached["ids"], cached["vectors"]
         rows = wh.query(articles_sql("page_id, title, text"), [lang])
         ids = np.array([page_id for page_id, _, _ in rows], dtype=np.int64)
         vectors = self.encode([f"{title}\n{truncate(text or '', lang)}" for _, title, text in rows])
@@ -79,8 +79,11 @@ class DenseRanker:
         return {query_id: result for (query_id, _), result in zip(queries, hits, strict=True)}
 
 
-def _save_npz_atomic(path: Path, **arrays: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
+def _save_npz_atomic(path: UPath, **arrays: np.ndarray) -> None:
+    """Write the arrays to ``path`` on the lake's filesystem, appearing only when complete (another process may
+    read the cache)."""
+    def savez(tmp: UPath) -> None:
+        with tmp.open("wb") as handle:
+            np.savez(handle, **arrays)
+
+    write_atomic(path, savez)

@@ -1,4 +1,4 @@
-"""The warehouse: one DuckDB file plus the Parquet lake beside it.
+"""The warehouse: one DuckDB file plus its Parquet lake (beside it, or on any fsspec URL: :mod:`tasks.warehouse.lake`).
 
 Several processes share one warehouse
 -------------------------------------
@@ -65,10 +65,14 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 from filelock import FileLock, Timeout
+from fsspec import AbstractFileSystem
+from upath import UPath
 
 from tasks.errors import BabelbenchError, ConfigError
 from tasks.text.languages import all_rules
-from tasks.warehouse.lake import LAKE_TABLES, Shard, empty_shard
+from tasks.warehouse.lake import (
+    LAKE_TABLES, LOCAL_PROTOCOLS, Shard, configured_lake, duckdb_path, empty_shard, lake_root, remove,
+)
 from tasks.warehouse.migrations import apply_migrations, named_views
 
 log = logging.getLogger(__name__)
@@ -147,6 +151,7 @@ class _Database:
         self._file_lock = FileLock(str(self.lock_path), thread_local=False)
         self._con: duckdb.DuckDBPyConnection | None = None
         self._con_read_only = False
+        self._filesystem: AbstractFileSystem | None = None
         self._refs = 0
         self._busy = False  # a thread is opening or closing the connection
         self._idle_since = 0.0
@@ -251,6 +256,15 @@ class _Database:
             return True
         return (idle >= HANDOVER_IDLE_SECONDS or not self._in_slice()) and self._other_waiters()
 
+    def use_filesystem(self, filesystem: AbstractFileSystem) -> None:
+        """Register the lake's fsspec filesystem on the open connection and on every later one, so views over its
+        URLs read. Called inside an operation (the connection is open); one lake per warehouse, so once."""
+        with self._cond:
+            if self._filesystem is None:
+                assert self._con is not None
+                self._con.register_filesystem(filesystem)
+                self._filesystem = filesystem
+
     def close_idle(self) -> None:
         """Close the connection now if no operation is using it."""
         with self._cond:
@@ -264,7 +278,10 @@ class _Database:
         try:
             while True:
                 try:
-                    return duckdb.connect(str(self.path), read_only=read_only)
+                    con = duckdb.connect(str(self.path), read_only=read_only)
+                    if self._filesystem is not None:
+                        con.register_filesystem(self._filesystem)
+                    return con
                 except duckdb.IOException as exc:
                     if "lock" not in str(exc).lower():
                         raise BabelbenchError(f"cannot open {self.path}: {exc}") from exc
@@ -416,21 +433,26 @@ class Warehouse:
     def __init__(self, home: Path, *, read_only: bool = False) -> None:
         self.home = home
         self.path = home / WAREHOUSE_FILE
-        self.lake_root = home / "lake"
         self.read_only = read_only
         if read_only and not self.path.exists():
             raise BabelbenchError(f"no warehouse at {self.path}; run `babelbench corpus ingest` or `babelbench demo` first")
         home.mkdir(parents=True, exist_ok=True)
         self._db = _database(self.path.resolve())
-        if not read_only:
-            with self._db.write_lock, self._db.session(read_only=False) as con:
-                cur = con.cursor()
-                try:
-                    apply_migrations(cur)
-                finally:
-                    cur.close()
-                self._load_language_rules()
-                self.refresh_views()
+        if read_only:
+            with self._cursor() as cur:
+                self.lake_root = self._open_lake(cur)
+            return
+        new_lake = configured_lake(home)  # a bad BABELBENCH_LAKE fails before a warehouse is created
+        with self._db.write_lock, self._db.session(read_only=False) as con:
+            cur = con.cursor()
+            try:
+                if any(migration.version == 1 for migration in apply_migrations(cur)):
+                    cur.execute("UPDATE warehouse_info SET lake = ?", [new_lake])
+                self.lake_root = self._open_lake(cur)
+            finally:
+                cur.close()
+            self._load_language_rules()
+            self.refresh_views()
 
     # -- reading -----------------------------------------------------------------
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
@@ -499,9 +521,7 @@ class Warehouse:
             for table in sorted({table for table, *_ in changes}):
                 self._create_lake_view(cur, table)
         keep = {s.path for *_, shards in changes for s in shards}
-        for rel in old:
-            if rel not in keep:
-                (self.lake_root / rel).unlink(missing_ok=True)
+        remove(self.lake_root / rel for rel in old if rel not in keep)
 
     def refresh_views(self) -> None:
         """Rebuild every lake view from the catalog, then the named views in ``sql/views``."""
@@ -535,11 +555,22 @@ class Warehouse:
             finally:
                 cur.close()
 
+    def _open_lake(self, cur: duckdb.DuckDBPyConnection) -> UPath:
+        """The warehouse's lake, from its recorded location; a lake off this machine's filesystem has its fsspec
+        filesystem registered with DuckDB. (A warehouse opened read-only before migration 015 has no ``lake``
+        column: its lake is the home's.)"""
+        result = cur.execute("SELECT * FROM warehouse_info")
+        names = [d[0] for d in result.description]
+        root = lake_root(self.home, dict(zip(names, result.fetchone())).get("lake"))
+        if root.protocol not in LOCAL_PROTOCOLS:
+            self._db.use_filesystem(root.fs)
+        return root
+
     def _create_lake_view(self, cur: duckdb.DuckDBPyConnection, table: str) -> None:
         """A view over the table's shards; the empty shard (the current schema) comes first and shards written
         before a column was added read NULL in it (``union_by_name``)."""
-        paths = [str(empty_shard(self.lake_root, table))]
-        paths += [str(self.lake_root / r[0]) for r in cur.execute(
+        paths = [duckdb_path(empty_shard(self.lake_root, table))]
+        paths += [duckdb_path(self.lake_root / r[0]) for r in cur.execute(
             "SELECT path FROM lake_shards WHERE table_name = ? ORDER BY cell, path", [table]).fetchall()]
         listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
         cur.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet([{listing}], union_by_name = true)")

@@ -1,4 +1,13 @@
-"""Parquet shards under ``$BABELBENCH_HOME/lake`` — the bulk of the warehouse.
+"""Parquet shards in the lake — the bulk of the warehouse.
+
+The lake is ``$BABELBENCH_HOME/lake`` unless the warehouse was created with
+``BABELBENCH_LAKE`` set to another location: any fsspec URL (``file:///shared/lake``,
+``s3://bucket/lake``, ``memory://lake``) or path (:func:`lake_root`). Every
+read, write, listing and deletion goes through the location's
+:class:`~upath.UPath` and its fsspec filesystem, so Dask workers on other
+machines write to the same lake the flow process registers; credentials come
+from fsspec's own configuration (environment, config files), never from the
+warehouse.
 
 Workers (Dask, threads) write shards with :class:`ShardWriter`; they never
 touch the DuckDB file. The flow process then registers the shards of a cell in
@@ -21,18 +30,20 @@ import hashlib
 import logging
 import os
 import re
-import shutil
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from upath import UPath
 
 from tasks.dumps.records import DOCUMENT_SCHEMA, SITELINK_SCHEMA
+from tasks.errors import BabelbenchError, ConfigError
 from tasks.warehouse import writers
 
 log = logging.getLogger(__name__)
@@ -68,6 +79,76 @@ LAKE_TABLES: Mapping[str, pa.Schema] = {
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.=-]+")
 
+LAKE_ENV = "BABELBENCH_LAKE"
+#: fsspec protocols of this machine's own filesystem: DuckDB reads their shards by plain path
+LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
+
+
+def lake_url(location: str) -> str:
+    """The one string that names a lake location (a URL or a path), to record and compare.
+
+    A local location becomes ``file://`` plus its absolute path (not resolved through symlinks: machines sharing
+    a mount may reach it through different links); any other URL is kept as given. A URL carrying a password is
+    refused without repeating it: credentials belong in fsspec's configuration, never in the warehouse.
+    """
+    if urlsplit(location).password:
+        raise ConfigError(f"{LAKE_ENV}: the URL carries a password; give credentials through fsspec's configuration "
+                          "(environment variables, an fsspec config file) instead")
+    root = UPath(location)
+    if root.protocol in LOCAL_PROTOCOLS:
+        return "file://" + os.path.abspath(os.path.expanduser(root.path))
+    return location.rstrip("/")
+
+
+def _home_lake(home: Path) -> Path:
+    return home / "lake"
+
+
+def configured_lake(home: Path) -> str | None:
+    """The lake a new warehouse under ``home`` records: ``BABELBENCH_LAKE``'s URL, or None for the home's own
+    ``lake`` folder (kept relative, so the home can move)."""
+    configured = os.environ.get(LAKE_ENV, "").strip()
+    if not configured or lake_url(configured) == lake_url(str(_home_lake(home))):
+        return None
+    return lake_url(configured)
+
+
+def lake_root(home: Path, recorded: str | None) -> UPath:
+    """The lake of the warehouse under ``home`` (``recorded``: its location, None for the home's ``lake`` folder).
+
+    Catalog paths are relative to the lake, so a ``BABELBENCH_LAKE`` naming another location is an error rather
+    than a switch that would leave every view pointing at missing files.
+    """
+    default = _home_lake(home)
+    configured = os.environ.get(LAKE_ENV, "").strip()
+    if configured and lake_url(configured) != lake_url(recorded or str(default)):
+        raise BabelbenchError(
+            f"{LAKE_ENV}={configured} names another lake than the one the warehouse in {home} was created with"
+            f" ({recorded or default}): its catalog lists shards relative to that lake. Unset {LAKE_ENV}, or set it"
+            " to the warehouse's lake.")
+    return UPath(recorded) if recorded else UPath(default)
+
+
+def duckdb_path(path: UPath) -> str:
+    """How DuckDB names ``path`` in a view: a local file by its plain path (DuckDB's own reader), any other by its
+    URL, read through the fsspec filesystem registered on every connection of the warehouse."""
+    return path.path if path.protocol in LOCAL_PROTOCOLS else str(path)
+
+
+def remove(paths: Iterable[UPath], *, recursive: bool = False) -> None:
+    """Delete files (or, ``recursive``, folders) through their filesystem.
+
+    Only garbage is deleted here (superseded shards, abandoned folders): one already gone is fine, and a failure
+    is logged rather than raised, since a stage that published its results must not fail for it.
+    """
+    for path in paths:
+        try:
+            path.fs.rm(path.path, recursive=recursive)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            log.warning("could not delete %s: %s", path, exc)
+
 
 @dataclass(frozen=True)
 class Shard:
@@ -78,17 +159,17 @@ class Shard:
 
 
 #: the folders made by :func:`cell_dir` inside the current :func:`track_writes` scope
-_written: contextvars.ContextVar[list[Path] | None] = contextvars.ContextVar("lake_written", default=None)
+_written: contextvars.ContextVar[list[UPath] | None] = contextvars.ContextVar("lake_written", default=None)
 
 
-def cell_dir(lake_root: Path, table: str, cell: str, fingerprint: str) -> Path:
+def cell_dir(lake_root: Path | UPath, table: str, cell: str, fingerprint: str) -> UPath:
     """A fresh directory for one stage run's shards of one cell, created with this process's writer marker.
 
     The random suffix keeps a forced recompute (same fingerprint) from writing
     over the files the current view still reads.
     """
     safe_cell = _UNSAFE.sub("_", cell) or "_"
-    directory = writers.claim(lake_root / table / safe_cell / f"{fingerprint[:16]}-{uuid.uuid4().hex[:8]}")
+    directory = writers.claim(UPath(lake_root) / table / safe_cell / f"{fingerprint[:16]}-{uuid.uuid4().hex[:8]}")
     written = _written.get()
     if written is not None:
         written.append(directory)
@@ -96,9 +177,9 @@ def cell_dir(lake_root: Path, table: str, cell: str, fingerprint: str) -> Path:
 
 
 @contextmanager
-def track_writes() -> Iterator[list[Path]]:
+def track_writes() -> Iterator[list[UPath]]:
     """Collect the folders :func:`cell_dir` makes in this scope (a stage's compute), for :func:`settle_writes`."""
-    written: list[Path] = []
+    written: list[UPath] = []
     token = _written.set(written)
     try:
         yield written
@@ -106,58 +187,71 @@ def track_writes() -> Iterator[list[Path]]:
         _written.reset(token)
 
 
-def _registered_prefix(wh: Any, directory: Path) -> bool:
+def _registered_prefix(wh: Any, directory: UPath) -> bool:
     prefix = str(directory.relative_to(wh.lake_root)) + "/"
     return bool(wh.scalar("SELECT count(*) FROM lake_shards WHERE starts_with(path, ?)", [prefix]))
 
 
-def settle_writes(wh: Any, directories: Iterable[Path]) -> None:
+def settle_writes(wh: Any, directories: Iterable[UPath]) -> None:
     """End write attempts: a folder the catalog lists shards of is published (its marker goes); any other is
     deleted with what was written into it (a failed or abandoned attempt that no view reads)."""
     for directory in directories:
         if _registered_prefix(wh, directory):
             writers.release(directory)
         else:
-            shutil.rmtree(directory, ignore_errors=True)
+            remove([directory], recursive=True)
 
 
-def sweep_abandoned(wh: Any) -> list[Path]:
+def _subfolders(folder: UPath) -> Iterator[UPath]:
+    return (entry for entry in folder.iterdir() if entry.is_dir())
+
+
+def sweep_abandoned(wh: Any) -> list[UPath]:
     """Delete the shard folders that no catalog row lists and nobody will finish (their writer died, see
     :func:`tasks.warehouse.writers.abandoned`); drop the markers dead writers left on registered ones.
     Returns the folders deleted."""
-    lake_root: Path = wh.lake_root
+    lake_root: UPath = wh.lake_root
     if not lake_root.is_dir():
         return []
     listed = {str(Path(path).parent) for (path,) in wh.query("SELECT path FROM lake_shards")}
     deleted = []
-    for table in os.scandir(lake_root):
-        if table.name not in LAKE_TABLES or not table.is_dir():
+    for table in _subfolders(lake_root):
+        if table.name not in LAKE_TABLES:
             continue  # only the catalogued tables: other folders of the lake (an embedding cache …) are not shards
-        for cell in os.scandir(table.path):
-            if not cell.is_dir():
-                continue
-            for entry in os.scandir(cell.path):
-                directory = Path(entry.path)
-                if not entry.is_dir():
-                    continue
-                if f"{table.name}/{cell.name}/{entry.name}" in listed:
+        for cell in _subfolders(table):
+            for directory in _subfolders(cell):
+                if f"{table.name}/{cell.name}/{directory.name}" in listed:
                     if writers.writer_state(directory) == "dead":
                         writers.release(directory)
                 elif writers.abandoned(directory):
-                    shutil.rmtree(directory, ignore_errors=True)
                     deleted.append(directory)
+    remove(deleted, recursive=True)
     if deleted:
         log.info("removed %d shard folder(s) of runs that died before registering them: %s", len(deleted),
                  ", ".join(str(d.relative_to(lake_root)) for d in deleted[:5]))
     return deleted
 
 
-def write_parquet_atomic(table: pa.Table, path: Path) -> None:
-    """Write ``table`` to ``path`` through a temp file and a rename."""
+def write_atomic(path: UPath, write: Callable[[UPath], None]) -> None:
+    """Have ``write`` fill a temp file beside ``path``, then move it to ``path`` with the filesystem's ``mv``.
+
+    Locally the move is a rename, so a reader never sees half a file. On an object store a move is a copy and a
+    delete, not atomic; there the publish step that matters is the catalog transaction (a view lists only
+    registered shards), and a temp name only keeps a killed writer's object recognisable.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        write(tmp)
+        path.fs.mv(tmp.path, path.path)
+    except BaseException:
+        remove([tmp])
+        raise
+
+
+def write_parquet_atomic(table: pa.Table, path: UPath) -> None:
+    """Write ``table`` to ``path`` through a temp file and a move (pyarrow writes a local file natively)."""
+    write_atomic(path, lambda tmp: pq.write_table(table, tmp.path, filesystem=tmp.fs, compression="zstd"))
 
 
 class ShardWriter:
@@ -168,11 +262,11 @@ class ShardWriter:
     """
 
     def __init__(
-        self, lake_root: Path, directory: Path, schema: pa.Schema, fingerprint: str,
+        self, lake_root: Path | UPath, directory: Path | UPath, schema: pa.Schema, fingerprint: str,
         *, prefix: str = "part", rows_per_shard: int = 100_000,
     ) -> None:
-        self._lake_root = lake_root
-        self._directory = directory
+        self._lake_root = UPath(lake_root)
+        self._directory = UPath(directory)
         self._prefix = prefix
         self._schema = schema
         self._fingerprint = fingerprint
@@ -213,7 +307,7 @@ class ShardWriter:
         return sum(s.rows for s in self.shards) + len(self._buffer)
 
 
-def empty_shard(lake_root: Path, table: str) -> Path:
+def empty_shard(lake_root: UPath, table: str) -> UPath:
     """A zero-row Parquet file with the table's schema, so its view exists before any data."""
     schema = LAKE_TABLES[table]
     digest = hashlib.sha256(schema.to_string().encode("utf-8")).hexdigest()[:12]
