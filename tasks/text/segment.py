@@ -90,15 +90,44 @@ def _aligned(text: str, pieces: Iterable[str]) -> Iterator[Span]:
         yield start, cursor
 
 
+# The blocks of jieba's that jieba-rs segments exactly as jieba does: Han characters, ASCII letters and digits.
+_RUST_BLOCK = regex.compile(r"[\u4E00-\u9FD5a-zA-Z0-9]+")
+
+
 def _jieba() -> SpanFinder:
+    """jieba's segmentation, computed by jieba-rs (rjieba, ~9× faster) wherever the two agree.
+
+    jieba cuts a text into blocks (runs of its ``re_han_default`` pattern, and
+    the stretches between them) and segments each block on its own: a route
+    through the dictionary's words, an HMM for runs of unknown characters.
+    jieba-rs runs the same algorithm on the same dictionary and model in Rust,
+    but splits a block holding ``.``, ``-`` or ``%`` its own way (it keeps
+    ``www.mediawiki.org`` whole, jieba splits it) and draws its blocks with
+    more Han ranges. So each jieba block of Han characters, ASCII letters and
+    digits only goes to jieba-rs, every other block to jieba itself: jieba's
+    words exactly (``tests/test_segment_jieba.py`` compares them on large,
+    varied inputs), at jieba-rs's speed on ordinary Chinese text. Offsets are
+    counted as jieba's ``tokenize`` counts them, word lengths one after another.
+    """
     import jieba
+    import rjieba
 
     jieba.setLogLevel(logging.WARNING)  # its dictionary-loading chatter is not an operator message
     tokenizer = jieba.Tokenizer()
     tokenizer.initialize()
+    rust = rjieba.Jieba()
+
+    def words(text: str) -> Iterator[str]:
+        for block in jieba.re_han_default.split(text):
+            if block:
+                yield from rust.cut(block) if _RUST_BLOCK.fullmatch(block) else tokenizer.cut(block)
 
     def spans(text: str) -> Iterator[Span]:
-        return ((start, end) for word, start, end in tokenizer.tokenize(text) if _WORDLIKE.search(word))
+        end = 0
+        for word in words(text):
+            start, end = end, end + len(word)
+            if _WORDLIKE.search(word):
+                yield start, end
 
     return spans
 
