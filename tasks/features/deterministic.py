@@ -6,10 +6,12 @@ run for all citation rankings, one BLEU scorer per language, and each
 distinct text tokenised once (the systems answering an instance share its
 reference); BLEU's n-grams are counted and clipped in numpy and ROUGE-L's
 LCS runs in rapidfuzz's C++, both with the libraries' own results — see
-``benchmarks/arena.py``.  What remains is tokenising, by the libraries'
-tokenizers; BLEU and ROUGE cannot share it, as their tokens differ
-(sacreBLEU's keep punctuation and case and split Chinese into characters,
-ROUGE's are the lower-cased words of the project's segmentation).
+``benchmarks/arena.py``.  What remains is tokenising: sacreBLEU's ``13a``
+and ``zh`` tokenizers rewritten to pad characters in C with the same tokens
+(:mod:`tasks.features.bleu_tokens`), the others sacreBLEU's own, and for
+ROUGE the project's segmentation; BLEU and ROUGE cannot share it, as their
+tokens differ (sacreBLEU's keep punctuation and case and split Chinese into
+characters, ROUGE's are the lower-cased words of the project's segmentation).
 
 - ``target_language`` / ``english_language``: lingua's probabilities stored
   with the response (citations stripped); ``unsupported`` when lingua does not
@@ -43,6 +45,7 @@ from rapidfuzz.distance import LCSseq
 from rouge_score import scoring as rouge_scoring
 from sacrebleu.metrics import BLEU
 
+from tasks.features.bleu_tokens import translated
 from tasks.features.inputs import FeatureInput
 from tasks.features.ngrams import clipped_matches
 from tasks.inference.refusals import is_refusal
@@ -117,7 +120,11 @@ def bleu_tokenizer(lang: str) -> str:
 
 @cache
 def _bleu(lang: str) -> BLEU:
-    return BLEU(tokenize=bleu_tokenizer(lang), effective_order=True)
+    """sacreBLEU's scorer for ``lang``, its tokenizer rewritten in C-speed steps where
+    :mod:`tasks.features.bleu_tokens` has one (same tokens)."""
+    scorer = BLEU(tokenize=bleu_tokenizer(lang), effective_order=True)
+    scorer.tokenizer = translated(scorer.tokenizer)
+    return scorer
 
 
 Pair = tuple[str, str]  # (hypothesis, reference)
@@ -127,7 +134,7 @@ def answer_bleu(pairs: Sequence[Pair], lang: str) -> list[float]:
     """sacreBLEU's ``sentence_score(hypothesis, [reference]).score`` of each pair, each distinct text tokenised once.
 
     The N systems answering an instance share its reference, so it is read
-    once; every text is tokenised by the scorer's own tokenizer, the clipped
+    once; every text is tokenised by the scorer's tokenizer (sacreBLEU's tokens), the clipped
     n-gram matches of all pairs are counted together (:mod:`tasks.features.ngrams`)
     and each score is sacreBLEU's ``compute_bleu`` of the statistics
     ``sentence_score`` gathers (``tests/test_features.py`` checks the equality
