@@ -21,9 +21,9 @@ from tasks.sample.mirror import load_content
 from tasks.text.segment import _WORDLIKE, segmenter
 from tests.conftest import shared_data
 
-EXTRAS = [*"，。、！？.-%+#&_ \n\t：；（）《》“”·…—", "\r\n", "1871", "3.14", "50%", "GDP", "iPhone", "www.mediawiki.org",
-          "first-letter", "C++", "A&B", "x_y", "２０２４", "ｗｗｗ", "ア", "の", "한국", "Ж", "é", "\u9FD6", "\u3400",
-          "\U00020000", "\uF900"]
+EXTRAS = [*"，。、！？.-%+#&_ \n\t：；（）《》“”·…—", "\r\n", "1871", "3.14", "50%", "GDP", "iPhone",
+          "www.mediawiki.org", "first-letter", "C++", "A&B", "x_y", "２０２４", "ｗｗｗ", "ア", "の", "한국", "Ж", "é",
+          "\u9FD6", "\u3400", "\U00020000", "\uF900"]
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,7 @@ import logging
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
+from itertools import accumulate
 
 import regex
 
@@ -117,17 +118,19 @@ def _jieba() -> SpanFinder:
     tokenizer.initialize()
     rust = rjieba.Jieba()
 
-    def words(text: str) -> Iterator[str]:
-        for block in jieba.re_han_default.split(text):
-            if block:
-                yield from rust.cut(block) if _RUST_BLOCK.fullmatch(block) else tokenizer.cut(block)
-
     def spans(text: str) -> Iterator[Span]:
-        end = 0
-        for word in words(text):
-            start, end = end, end + len(word)
-            if _WORDLIKE.search(word):
-                yield start, end
+        found: list[Span] = []
+        start = 0
+        for block in jieba.re_han_default.split(text):
+            if _RUST_BLOCK.fullmatch(block):  # each of its pieces holds a letter or digit: a word
+                ends = list(accumulate(map(len, rust.cut(block)), initial=start))
+                found.extend(zip(ends, ends[1:]))
+            elif _WORDLIKE.search(block):  # (a block without a letter or digit has no word in it)
+                pieces = list(tokenizer.cut(block))
+                ends = list(accumulate(map(len, pieces), initial=start))
+                found.extend(span for piece, span in zip(pieces, zip(ends, ends[1:])) if _WORDLIKE.search(piece))
+            start += len(block)
+        return iter(found)
 
     return spans
 
