@@ -46,8 +46,9 @@ import os
 import shutil
 import uuid
 from array import array
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
@@ -55,6 +56,8 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import tantivy
 from scipy.sparse import csr_array
 from tqdm import tqdm
@@ -88,6 +91,8 @@ DOC_IDS_FILE = "doc_ids.npy"
 # words' postings (a bound on those entries) pass CHUNK_POSTINGS, about 32 MB of result.
 SEARCH_CHUNK = 256
 CHUNK_POSTINGS = 1 << 22
+# Documents analysed together by a build: Arrow splits and deduplicates their pieces of text at once.
+INDEX_BLOCK = 16_384
 # Opened indexes kept per process: loading one parses its vocabularies.
 OPEN_INDEXES = 8
 _INT32_MAX = np.iinfo(np.int32).max
@@ -116,6 +121,70 @@ class _Vocabulary(dict[str, int]):
 
 
 @dataclass
+class _Pieces:
+    """A field's distinct space-separated pieces of text, each analysed once: piece -> its word ids.
+
+    Every tokenizer an index uses (tantivy's ``simple``, the word pattern,
+    ``whitespace``) ends a word at a space, and lowercasing and stemming act
+    on one word at a time, so a text's words are its pieces' words, piece
+    after piece. A corpus repeats its pieces (the words of a language, with
+    their punctuation) millions of times; analysing each distinct piece once
+    leaves the tokenizer, lowercasing and stemmer those of the plan while
+    Python no longer handles every word of every document.
+    """
+
+    vocabulary: _Vocabulary = field(default_factory=_Vocabulary)
+    ids: dict[str, int] = field(default_factory=dict)
+    words: array = field(default_factory=lambda: array("i"))  # the word ids of piece after piece
+    starts: array = field(default_factory=lambda: array("q"))
+    lengths: array = field(default_factory=lambda: array("i"))
+
+    def piece_id(self, piece: str, analyzer: tantivy.TextAnalyzer) -> int:
+        """The id of ``piece``; a new piece is analysed and its words get columns."""
+        known = self.ids.get(piece)
+        if known is not None:
+            return known
+        words = analyzer.analyze(piece)
+        self.starts.append(len(self.words))
+        self.lengths.append(len(words))
+        self.words.extend(map(self.vocabulary.__getitem__, words))
+        known = self.ids[piece] = len(self.ids)
+        return known
+
+    def words_of(self, split: _SplitTexts, analyzer: tantivy.TextAnalyzer) -> tuple[np.ndarray, np.ndarray]:
+        """The word ids of a block of texts, text after text, and how many words each text has."""
+        distinct = split.distinct.to_pylist()
+        ids = np.fromiter((self.piece_id(piece, analyzer) for piece in distinct), dtype=np.int64, count=len(distinct))
+        occurrences = ids[split.pieces]
+        starts = np.frombuffer(self.starts, dtype=np.int64)[occurrences]
+        lengths = np.frombuffer(self.lengths, dtype=np.int32)[occurrences].astype(np.int64)
+        ends = np.cumsum(lengths)
+        positions = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(starts - (ends - lengths), lengths)
+        words = np.frombuffer(self.words, dtype=np.int32)[positions]
+        words_per_text = np.diff(np.concatenate(([0], ends))[np.concatenate(([0], split.text_ends))])
+        return words, words_per_text
+
+
+@dataclass(frozen=True)
+class _SplitTexts:
+    """A block of texts cut at spaces: its distinct pieces, each piece occurrence as an index into them, and where
+    each text's pieces end."""
+
+    distinct: pa.Array
+    pieces: np.ndarray
+    text_ends: np.ndarray
+
+    @classmethod
+    def of(cls, texts: list[str]) -> _SplitTexts:
+        """Split and deduplicated by Arrow (C++, without the GIL once the texts are copied), so that a thread can
+        do it for one block while the build reads the next."""
+        split = pc.split_pattern(pa.array(texts, pa.large_string()), " ")
+        encoded = pc.dictionary_encode(pc.list_flatten(split))
+        return cls(encoded.dictionary, encoded.indices.to_numpy(),
+                   np.cumsum(pc.list_value_length(split).to_numpy(zero_copy_only=False)))
+
+
+@dataclass
 class _FieldWords:
     """One field's words while a build reads the documents: word ids, document after document.
 
@@ -127,16 +196,30 @@ class _FieldWords:
     over the whole field instead of Python loops per document.
     """
 
-    vocabulary: _Vocabulary = field(default_factory=_Vocabulary)
+    pieces: _Pieces = field(default_factory=_Pieces)
     words: array = field(default_factory=lambda: array("i"))
     lengths: array = field(default_factory=lambda: array("i"))
     rows: array = field(default_factory=lambda: array("i"))
 
+    @property
+    def vocabulary(self) -> _Vocabulary:
+        return self.pieces.vocabulary
+
+    def add_texts(self, first_row: int, texts: _SplitTexts, analyzer: tantivy.TextAnalyzer) -> None:
+        """Add the field's texts of the documents at ``first_row``, ``first_row + 1``, ... (what a build does)."""
+        words, lengths = self.pieces.words_of(texts, analyzer)
+        self._append(np.arange(first_row, first_row + len(lengths)), lengths, words)
+
     def add(self, row: int, words: list[str]) -> None:
-        if words:
-            self.rows.append(row)
-            self.lengths.append(len(words))
-            self.words.extend(map(self.vocabulary.__getitem__, words))
+        """Add one document's words, already analysed (how the scoring is checked against bm25s's own indexing)."""
+        ids = np.fromiter(map(self.vocabulary.__getitem__, words), dtype=np.int32, count=len(words))
+        self._append(np.array([row]), np.array([len(words)]), ids)
+
+    def _append(self, rows: np.ndarray, lengths: np.ndarray, words: np.ndarray) -> None:
+        listed = np.flatnonzero(lengths)
+        self.rows.frombytes(rows[listed].astype(np.int32).tobytes())
+        self.lengths.frombytes(lengths[listed].astype(np.int32).tobytes())
+        self.words.frombytes(words.astype(np.int32).tobytes())
 
     def scores(self, doc_count: int, config: IndexConfig) -> csr_array:
         """The (word × document) BM25 matrix, bit for bit what ``bm25s.BM25(method="lucene").index`` computes.
@@ -318,8 +401,10 @@ def _publish(data: Path, path: Path) -> None:
 class TantivyIndex:
     """The embedded backend (named for the analyzers it shares with tantivy; bm25s scores).
 
-    ``threads`` is how many threads search (0: one per core). A build runs
-    on one thread: analysis is in Rust, mapping words to ids in Python, scoring in NumPy/scipy.
+    ``threads`` is how many threads search (0: one per core). A build reads
+    the documents on one thread while another splits the previous block of
+    texts into pieces (Arrow); each distinct piece is analysed once (tantivy,
+    Rust) and the words are counted and scored by array operations (NumPy/scipy).
     """
 
     name = "tantivy"
@@ -354,12 +439,31 @@ class TantivyIndex:
         analyzer = text_analyzer(plan)
         fields = {name: _FieldWords() for name in FIELDS}
         doc_ids = array("q")
-        for position, row in enumerate(tqdm(docs, desc=f"index {plan.lang}", unit="doc", disable=None)):
-            doc_id, title, text = checked_row(row, position, source)
-            title, body = prepare_document(title, text, plan, config.truncate)
-            fields[TITLE].add(position, analyzer.analyze(title))
-            fields[BODY].add(position, analyzer.analyze(body))
-            doc_ids.append(doc_id)
+        texts: dict[str, list[str]] = {name: [] for name in FIELDS}
+        # Blocks whose texts a thread is splitting: (first row, the split of each field). The next block is read
+        # meanwhile; pieces get their ids block after block, in document order.
+        pending: deque[tuple[int, dict[str, Future[_SplitTexts]]]] = deque()
+
+        def analyse(pool: ThreadPoolExecutor, in_flight: int) -> None:
+            if texts[BODY]:
+                pending.append((len(doc_ids) - len(texts[BODY]),
+                                {name: pool.submit(_SplitTexts.of, texts[name]) for name in FIELDS}))
+                texts.update({name: [] for name in FIELDS})
+            while len(pending) > in_flight:
+                first_row, splits = pending.popleft()
+                for name, split in splits.items():
+                    fields[name].add_texts(first_row, split.result(), analyzer)
+
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            for position, row in enumerate(tqdm(docs, desc=f"index {plan.lang}", unit="doc", disable=None)):
+                doc_id, title, text = checked_row(row, position, source)
+                title, body = prepare_document(title, text, plan, config.truncate)
+                texts[TITLE].append(title)
+                texts[BODY].append(body)
+                doc_ids.append(doc_id)
+                if len(texts[BODY]) == INDEX_BLOCK:
+                    analyse(pool, in_flight=1)
+            analyse(pool, in_flight=0)
         for name, words in fields.items():
             words.save(data / name, len(doc_ids), config)
         np.save(data / DOC_IDS_FILE, np.asarray(doc_ids, dtype=np.int64))
