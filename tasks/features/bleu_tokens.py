@@ -65,15 +65,25 @@ def _padding(chars: str) -> list[str]:
 
 class TranslatedRegexp(TokenizerRegexp):
     """sacreBLEU's ``TokenizerRegexp`` with its first rule (pad a class of characters) as a translate table
-    that pads ``chars``: the class, and any characters to pad in the same pass."""
+    that pads ``chars``: the class, and any characters to pad in the same pass.
+
+    The other rules run only on a line that has what they match: a period or
+    comma (the second and third), a hyphen (the fourth); Chinese text has
+    none, and scanning a padded line for them costs more than padding it.
+    """
 
     def __init__(self, chars: str) -> None:
         super().__init__()
         self._table = _padding(chars)
+        _, self._no_digit_before, self._no_digit_after, self._hyphen = self._re
 
     def __call__(self, line: str) -> str:
         line = line.translate(self._table)
-        for pattern, template in self._re[1:]:
+        if "." in line or "," in line:
+            for pattern, template in (self._no_digit_before, self._no_digit_after):
+                line = pattern.sub(template, line)
+        if "-" in line:
+            pattern, template = self._hyphen
             line = pattern.sub(template, line)
         return " ".join(line.split())
 

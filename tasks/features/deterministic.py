@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import count
 from typing import cast
 
 import numpy as np
@@ -161,7 +162,7 @@ def _sentence_bleu(scorer: BLEU, correct: list[int], hypothesis_length: int, ref
 
 def rouge_words(text: str, lang: str) -> list[str]:
     """ROUGE's tokens: the project's word segmentation of ``lang``, lower-cased (unspaced scripts by words)."""
-    return [token.lower() for token in tokenize(text, lang)]
+    return list(map(str.lower, tokenize(text, lang)))
 
 
 def answer_rouge_l(pairs: Sequence[Pair], lang: str) -> list[float]:
@@ -170,10 +171,13 @@ def answer_rouge_l(pairs: Sequence[Pair], lang: str) -> list[float]:
     rouge-score fills its LCS table in pure Python, which is most of the cost
     of the feature; rapidfuzz's bit-parallel LCS gives the same length. Each
     distinct text is segmented once and its words numbered in one vocabulary,
-    so LCS compares integers that stand for exactly one word each.
+    so LCS compares integers that stand for exactly one word each (a new
+    word takes the next number of a counter that every lookup draws from, so
+    numbers are never shared, and ``map`` runs the lookups in C).
     """
     vocabulary: dict[str, int] = {}
-    ids = {text: [vocabulary.setdefault(word, len(vocabulary)) for word in rouge_words(text, lang)]
+    numbers = count()
+    ids = {text: list(map(vocabulary.setdefault, rouge_words(text, lang), numbers))
            for text in {text for pair in pairs for text in pair}}
     return [_lcs_f(ids[reference], ids[hypothesis]) for hypothesis, reference in pairs]
 
