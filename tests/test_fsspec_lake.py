@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +29,7 @@ from tasks.warehouse import db, writers
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_ENV, LAKE_TABLES, ShardWriter, cell_dir, sweep_abandoned
 from tests.home_snapshot import table_snapshot
+from tests.test_dask_distributed import cluster  # noqa: F401 - the fixture: a scheduler and two worker processes
 from tests.test_warehouse import _doc, _write_cell
 from tests.tiny_models import build_bi_encoder
 
@@ -62,16 +62,6 @@ def default_lake(tmp_path_factory: pytest.TempPathFactory, source: str,
         _build(home, source)
         assert any((home / "lake" / "documents_raw").rglob("*.parquet"))
         return table_snapshot(home)
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[object]:
-    """A scheduler and two single-threaded worker processes on loopback."""
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as local:
-        yield local
 
 
 def _catalog(home: Path) -> tuple[set[str], str, str | None]:

@@ -71,7 +71,7 @@ from upath import UPath
 from tasks.errors import BabelbenchError, ConfigError
 from tasks.text.languages import all_rules
 from tasks.warehouse.lake import (
-    LAKE_TABLES, LOCAL_PROTOCOLS, Shard, configured_lake, duckdb_path, empty_shard, lake_root, remove,
+    LAKE_TABLES, LOCAL_PROTOCOLS, Shard, configured_lake, duckdb_path, empty_shard, locate_lake, remove,
 )
 from tasks.warehouse.migrations import apply_migrations, named_views
 
@@ -561,7 +561,7 @@ class Warehouse:
         column: its lake is the home's.)"""
         result = cur.execute("SELECT * FROM warehouse_info")
         names = [d[0] for d in result.description]
-        root = lake_root(self.home, dict(zip(names, result.fetchone())).get("lake"))
+        root = locate_lake(self.home, dict(zip(names, result.fetchone())).get("lake"))
         if root.protocol not in LOCAL_PROTOCOLS:
             self._db.use_filesystem(root.fs)
         return root

@@ -2,7 +2,7 @@
 
 The lake is ``$BABELBENCH_HOME/lake`` unless the warehouse was created with
 ``BABELBENCH_LAKE`` set to another location: any fsspec URL (``file:///shared/lake``,
-``s3://bucket/lake``, ``memory://lake``) or path (:func:`lake_root`). Every
+``s3://bucket/lake``, ``memory://lake``) or path (:func:`locate_lake`). Every
 read, write, listing and deletion goes through the location's
 :class:`~upath.UPath` and its fsspec filesystem, so Dask workers on other
 machines write to the same lake the flow process registers; credentials come
@@ -104,23 +104,27 @@ def _home_lake(home: Path) -> Path:
     return home / "lake"
 
 
+def _configured() -> str:
+    return os.environ.get(LAKE_ENV, "").strip()
+
+
 def configured_lake(home: Path) -> str | None:
     """The lake a new warehouse under ``home`` records: ``BABELBENCH_LAKE``'s URL, or None for the home's own
     ``lake`` folder (kept relative, so the home can move)."""
-    configured = os.environ.get(LAKE_ENV, "").strip()
+    configured = _configured()
     if not configured or lake_url(configured) == lake_url(str(_home_lake(home))):
         return None
     return lake_url(configured)
 
 
-def lake_root(home: Path, recorded: str | None) -> UPath:
+def locate_lake(home: Path, recorded: str | None) -> UPath:
     """The lake of the warehouse under ``home`` (``recorded``: its location, None for the home's ``lake`` folder).
 
     Catalog paths are relative to the lake, so a ``BABELBENCH_LAKE`` naming another location is an error rather
     than a switch that would leave every view pointing at missing files.
     """
     default = _home_lake(home)
-    configured = os.environ.get(LAKE_ENV, "").strip()
+    configured = _configured()
     if configured and lake_url(configured) != lake_url(recorded or str(default)):
         raise BabelbenchError(
             f"{LAKE_ENV}={configured} names another lake than the one the warehouse in {home} was created with"
