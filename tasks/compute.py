@@ -57,6 +57,18 @@ def _get_client() -> Any:
         return _client
 
 
+def thread_budget() -> int:
+    """How many threads this process's own pools should keep busy: ``OMP_NUM_THREADS`` when set, else one per core.
+
+    Dask starts its workers with ``OMP_NUM_THREADS=1`` (with one task thread each, one worker per core), so a
+    search that fans out on threads inside a worker would otherwise run cores x workers threads on the cores.
+    """
+    try:
+        return max(1, int(os.environ["OMP_NUM_THREADS"]))
+    except (KeyError, ValueError):
+        return os.cpu_count() or 1
+
+
 def map_parallel(fn: Callable[..., T], items: Sequence[Any], **kwargs: Any) -> list[T]:
     """``[fn(item, **kwargs) for item in items]``, on Dask unless inline mode is chosen."""
     if mode() == "inline":

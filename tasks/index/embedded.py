@@ -62,6 +62,7 @@ import tantivy
 from scipy.sparse import csr_array
 from tqdm import tqdm
 
+from tasks.compute import thread_budget
 from tasks.errors import ConfigError
 from tasks.index.analysis import WORD_PATTERN, AnalysisPlan, plan_for, prepare_document, prepare_query
 from tasks.index.base import (
@@ -401,7 +402,7 @@ def _publish(data: Path, path: Path) -> None:
 class TantivyIndex:
     """The embedded backend (named for the analyzers it shares with tantivy; bm25s scores).
 
-    ``threads`` is how many threads search (0: one per core). A build reads
+    ``threads`` is how many threads search (0: the process's thread budget, one per core outside Dask workers). A build reads
     the documents on one thread while another splits the previous block of
     texts into pieces (Arrow); each distinct piece is analysed once (tantivy,
     Rust) and the words are counted and scored by array operations (NumPy/scipy).
@@ -486,7 +487,7 @@ class TantivyIndex:
         def run(chunk: range) -> list[list[Hit]]:
             return opened.top_k([words[position] for position in chunk], weights, k)
 
-        with ThreadPoolExecutor(max_workers=self.threads or os.cpu_count() or 1) as pool:
+        with ThreadPoolExecutor(max_workers=self.threads or thread_budget()) as pool:
             done = tqdm(pool.map(run, chunks), total=len(chunks), desc=f"search {lang}", unit="chunk", disable=None)
             return [hits for chunk in done for hits in chunk]
 
