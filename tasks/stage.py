@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from tasks.text.languages import rule_digest
 from tasks.version import code_version
 from tasks.warehouse.db import Warehouse
-from tasks.warehouse.lake import settle_writes, sweep_abandoned, track_writes
+from tasks.warehouse.lake import settled_writes, sweep_abandoned
 
 log = logging.getLogger(__name__)
 
@@ -201,16 +201,8 @@ def run_stage(
     log.info("%s[%s]: computing (%s)", stage.name, cell, fp[:12])
     _sweep_once(wh, run_id)
     try:
-        with track_writes() as written:
-            try:
-                output = compute(fp)
-            except BaseException:
-                try:
-                    settle_writes(wh, written)  # the attempt's unregistered shards are deleted
-                except Exception as cleanup:  # noqa: BLE001 - the compute's own error is the one to report
-                    log.warning("%s[%s]: could not clean up after the failure: %s", stage.name, cell, cleanup)
-                raise
-            settle_writes(wh, written)  # registered folders lose their writer marker, others go
+        with settled_writes(wh, f"{stage.name}[{cell}]"):
+            output = compute(fp)
     except Exception as exc:
         _record(wh, stage, cell, fp, config_fields, input_fps, "failed", None, 0, f"{type(exc).__name__}: {exc}", started, clock, run_id)
         raise

@@ -79,10 +79,9 @@ def _differences(tables: dict[str, tuple[int, str]], expected: dict[str, tuple[i
 
 
 def _shard_files(root: UPath) -> set[str]:
-    """Every file in the catalogued tables' folders of the lake, relative to it, but writer markers (a CLIR
-    evaluation, which runs outside the stage runner, leaves its marker until its process ends)."""
-    return {str(path.relative_to(root)) for table in LAKE_TABLES for path in (root / table).rglob("*")
-            if path.is_file() and path.name != writers.MARKER}
+    """Every file in the catalogued tables' folders of the lake, relative to it (a writer marker left behind
+    would be one too many)."""
+    return {str(path.relative_to(root)) for table in LAKE_TABLES for path in (root / table).rglob("*") if path.is_file()}
 
 
 @pytest.mark.slow

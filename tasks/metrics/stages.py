@@ -11,6 +11,7 @@ from tasks.metrics.clir_eval import EvalResult, evaluate
 from tasks.metrics.clir_report import log_to_mlflow, publish_table
 from tasks.orchestration import shared_warehouse
 from tasks.rankers.base import make_ranker
+from tasks.warehouse.lake import settled_writes
 
 
 class ClirEvalParams(BaseModel):
@@ -34,7 +35,8 @@ def evaluate_stage(home: str, params: ClirEvalParams, eval_id: str) -> EvalResul
         from tasks.rankers.rerank import Reranker
 
         ranker = Reranker(ranker, params.rerank, depth=params.k)
-    result = evaluate(wh, params.name, ranker, params.split, eval_id, k=params.k)
+    with settled_writes(wh, f"evaluate[{params.name}]"):
+        result = evaluate(wh, params.name, ranker, params.split, eval_id, k=params.k)
     with wh.transaction() as cur:
         cur.execute("INSERT OR REPLACE INTO evaluations VALUES (?, ?, ?, ?, ?, ?, NULL, now())",
                     [eval_id, params.name, ranker.name, params.rerank, params.split, json.dumps(params.model_dump(mode="json"))])

@@ -191,6 +191,23 @@ def track_writes() -> Iterator[list[UPath]]:
         _written.reset(token)
 
 
+@contextmanager
+def settled_writes(wh: Any, what: str) -> Iterator[None]:
+    """Settle the write attempts made in this scope when it ends (:func:`settle_writes`), whether it returns or
+    raises: a scope that registered its shards leaves no writer marker behind, a failed one no unregistered shard.
+    ``what`` names the scope in the log when cleaning up after a failure fails too."""
+    with track_writes() as written:
+        try:
+            yield
+        except BaseException:
+            try:
+                settle_writes(wh, written)  # the attempt's unregistered shards are deleted
+            except Exception as cleanup:  # noqa: BLE001 - the scope's own error is the one to report
+                log.warning("%s: could not clean up after the failure: %s", what, cleanup)
+            raise
+        settle_writes(wh, written)  # registered folders lose their writer marker, others go
+
+
 def _registered_prefix(wh: Any, directory: UPath) -> bool:
     prefix = str(directory.relative_to(wh.lake_root)) + "/"
     return bool(wh.scalar("SELECT count(*) FROM lake_shards WHERE starts_with(path, ?)", [prefix]))
