@@ -3,8 +3,9 @@
 BM25 and the CLIRMatrix truncation rule both count words, and what a word is
 depends on the script: space-separated scripts split on a Unicode-aware word
 pattern, while scripts written without spaces need dictionary segmenters —
-jieba for Chinese and fugashi (MeCab with UniDic) for Japanese, which know
-those languages' words better than a general dictionary, and ICU's word break
+jieba for Chinese (its words, mostly computed by jieba-rs, see ``_jieba``)
+and fugashi (MeCab with UniDic) for Japanese, which know those languages'
+words better than a general dictionary, and ICU's word break
 for every other unspaced script (Thai, Lao, Khmer, Burmese, Tibetan, …): one
 library maintained with Unicode's rules and dictionaries, so a language of
 those scripts needs a rule row and no code. Segmenters are imported only when
