@@ -96,6 +96,12 @@ def _aligned(text: str, pieces: Iterable[str]) -> Iterator[Span]:
 _RUST_BLOCK = regex.compile(r"[\u4E00-\u9FD5a-zA-Z0-9]+")
 
 
+def _consecutive(pieces: list[str], start: int) -> Iterator[Span]:
+    """The spans of ``pieces`` laid end to end from offset ``start`` (a segmenter's pieces cover its block)."""
+    ends = list(accumulate(map(len, pieces), initial=start))
+    return zip(ends, ends[1:])
+
+
 def _jieba() -> SpanFinder:
     """jieba's segmentation, computed by jieba-rs (rjieba, ~9× faster) wherever the two agree.
 
@@ -124,12 +130,10 @@ def _jieba() -> SpanFinder:
         start = 0
         for block in jieba.re_han_default.split(text):
             if _RUST_BLOCK.fullmatch(block):  # each of its pieces holds a letter or digit: a word
-                ends = list(accumulate(map(len, rust.cut(block)), initial=start))
-                found.extend(zip(ends, ends[1:]))
+                found.extend(_consecutive(rust.cut(block), start))
             elif _WORDLIKE.search(block):  # (a block without a letter or digit has no word in it)
                 pieces = list(tokenizer.cut(block))
-                ends = list(accumulate(map(len, pieces), initial=start))
-                found.extend(span for piece, span in zip(pieces, zip(ends, ends[1:])) if _WORDLIKE.search(piece))
+                found.extend(span for piece, span in zip(pieces, _consecutive(pieces, start)) if _WORDLIKE.search(piece))
             start += len(block)
         return iter(found)
 

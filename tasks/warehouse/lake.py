@@ -298,7 +298,7 @@ class ShardWriter:
     def add_table(self, table: pa.Table) -> None:
         """Write an already columnar batch as one shard (hot paths build columns, not row dicts)."""
         self.flush()
-        table = table.append_column(FINGERPRINT_FIELD, pa.array([self._fingerprint] * table.num_rows, pa.string()))
+        table = table.append_column(FINGERPRINT_FIELD, pa.repeat(pa.scalar(self._fingerprint, pa.string()), table.num_rows))
         path = self._directory / f"{self._prefix}-{len(self.shards):05d}.parquet"
         write_parquet_atomic(table.cast(self._schema), path)
         self.shards.append(Shard(str(path.relative_to(self._lake_root)), table.num_rows))
