@@ -8,9 +8,10 @@ features are batches that share their scorers (:func:`deterministic_values`,
 which ``benchmarks/arena.py`` times): the overlap features, whose cost is
 tokenising every answer, run on the Dask cluster (``tasks.compute``) in
 chunks of ``CHUNK`` responses, enough chunks that every worker stays busy to
-the end; the others (stored columns, one trec_eval run, a pattern per
-answer) cost less than serialising their inputs to a worker would, and run
-in-process.  Model features run in-process too, where their model is loaded
+the end (inline, in one batch: chunks only spread work over workers, and
+each batch pays numpy's per-call costs and builds its vocabularies again);
+the others (stored columns, one trec_eval run, a pattern per answer) cost
+less than serialising their inputs to a worker would, and run in-process.  Model features run in-process too, where their model is loaded
 once, batched over every response; LLM-graded features are paid cells
 (cache, budget, retries of what failed).  The rows are written in one
 transaction per cell.  Without names, the deterministic features are
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 
 from prefect.states import State
 
-from tasks.compute import map_parallel
+from tasks.compute import map_parallel, mode
 from tasks.errors import ConfigError
 from tasks.features.deterministic import DETERMINISTIC, Value
 from tasks.features.grades import TEMPLATES, graded
@@ -60,8 +61,8 @@ def _compute_chunk(chunk: list[FeatureInput], name: str) -> list[Value]:
 
 def deterministic_values(inputs: Sequence[FeatureInput], name: str) -> list[Value]:
     """The deterministic feature ``name`` of every input (read without passages): chunk by chunk on the Dask
-    cluster when it is one of ``DISTRIBUTED``, else in one batch here."""
-    if name not in DISTRIBUTED:
+    cluster when it is one of ``DISTRIBUTED`` and compute is not inline, else in one batch here."""
+    if name not in DISTRIBUTED or mode() == "inline":
         return DETERMINISTIC[name](inputs)
     chunks = [inputs[start:start + CHUNK] for start in range(0, len(inputs), CHUNK)]
     return [value for chunk in map_parallel(_compute_chunk, chunks, name=name) for value in chunk]
