@@ -2,11 +2,14 @@
 
 sacreBLEU counts each segment's n-grams in a ``Counter`` of tuples and
 clips them pair by pair in Python; over a batch that is most of BLEU's cost
-after tokenising.  Here every n-gram of every distinct token sequence gets
-an integer id (an n-gram is its (n-1)-gram prefix's id paired with its last
-token's, numbered by ``np.unique``), so counting and clipping are sorts and
-searches over integer arrays, and each n-gram of each text is counted once
-however many pairs share the text.
+after tokenising.  Here every n-gram of every distinct token sequence is an
+integer: its tokens' vocabulary ids as the digits of a number in base
+vocabulary size (its (n-1)-gram prefix's number times the base plus its
+last token's id), so counting and clipping are one sort and searches over
+integer arrays per order, and each n-gram of each text is counted once
+however many pairs share the text.  The numbers are renumbered densely
+(``np.unique``, a second sort) only when the next step would overflow int64,
+which takes vocabularies of tens of thousands of words.
 """
 
 from __future__ import annotations
@@ -32,21 +35,29 @@ def clipped_matches(sequences: Sequence[Sequence[str]], hypotheses: np.ndarray, 
     owner = np.repeat(np.arange(len(sequences)), lengths)  # the sequence each token position belongs to
     ends = np.cumsum(lengths)[owner]  # where that sequence ends
     matches = np.zeros((len(hypotheses), max_order), dtype=np.int64)
-    grams = ids  # grams[i]: id of the n-gram starting at position i (it may run into the next sequence)
+    grams = ids  # grams[i]: the number of the n-gram starting at position i (it may run into the next sequence)
     for order in range(1, max_order + 1):
         if order > 1:
-            grams = np.unique(grams[:-1] * (len(vocabulary) + 1) + ids[order - 1:], return_inverse=True)[1]
+            grams = _fitting(grams, len(vocabulary))[:-1] * len(vocabulary) + ids[order - 1:]
         within = np.arange(len(grams)) + order <= ends[:len(grams)]
         matches[:, order - 1] = _clipped(owner[:len(grams)][within], grams[within], len(sequences),
                                          hypotheses, references)
     return matches
 
 
+def _fitting(numbers: np.ndarray, factor: int) -> np.ndarray:
+    """``numbers``, renumbered densely in their order when any of them times ``factor`` would overflow int64."""
+    if not len(numbers) or (int(numbers.max()) + 1) * factor <= np.iinfo(np.int64).max:
+        return numbers
+    return np.unique(numbers, return_inverse=True)[1]
+
+
 def _clipped(owner: np.ndarray, grams: np.ndarray, count: int, hypotheses: np.ndarray,
              references: np.ndarray) -> np.ndarray:
-    """One order's clipped matches per pair, from the (sequence, n-gram id) of every n-gram occurrence."""
+    """One order's clipped matches per pair, from the (sequence, n-gram number) of every n-gram occurrence."""
     if not len(grams):
         return np.zeros(len(hypotheses), dtype=np.int64)
+    grams = _fitting(grams, count)
     width = int(grams.max()) + 1
     keys, counts = np.unique(owner * width + grams, return_counts=True)  # sorted by sequence, then n-gram
     starts = np.searchsorted(keys, np.arange(count + 1) * width)  # sequence s owns keys[starts[s]:starts[s + 1]]
