@@ -69,6 +69,15 @@ def thread_budget() -> int:
         return os.cpu_count() or 1
 
 
+def parallelism() -> int:
+    """How many tasks can run at once where :func:`map_parallel` sends them: 1 inline, else the cluster's task
+    threads (starting the local cluster if it is not running yet)."""
+    if mode() == "inline":
+        return 1
+    workers = _get_client().scheduler_info(n_workers=-1)["workers"].values()
+    return max(1, sum(worker["nthreads"] for worker in workers))
+
+
 def map_parallel(fn: Callable[..., T], items: Sequence[Any], **kwargs: Any) -> list[T]:
     """``[fn(item, **kwargs) for item in items]``, on Dask unless inline mode is chosen."""
     if mode() == "inline":

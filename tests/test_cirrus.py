@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 from pathlib import Path
 
 import pytest
 
-from tasks.dumps.cirrus import iter_cirrus_documents
+from tasks.dumps.cirrus import WHOLE, Part, iter_cirrus_documents
 from tasks.dumps.records import DOCUMENT_COLUMNS
 from tasks.errors import InputFormatError, TruncatedInputError
 
@@ -159,3 +160,144 @@ def test_a_file_that_does_not_open_with_an_action_line_is_not_a_cirrus_dump(
     assert (caught.value.position, caught.value.reason) == (
         "line 1", f'not a CirrusSearch bulk dump: the first line is not an {{"index": …}} action line ({shown!r})')
     assert issues == []
+
+
+# -- parts: several workers share one gzip stream -------------------------------------------------------------------
+def _busy_dump(path: Path, copies: int = 40, cut: float = 1.0) -> list[str]:
+    """SAMPLE over and over with every kind of line the parser must carry across a part boundary: action lines
+    waiting for their document, blank lines and non-objects between them, malformed JSON, orphans, other namespaces;
+    random words keep it from compressing to a few blocks. Written as two gzip members (as concatenated dumps are),
+    cut to the ``cut`` share of its bytes; returns the lines."""
+    words = random.Random(7)
+    lines: list[str] = []
+    for n in range(copies):
+        text = " ".join(f"{words.getrandbits(40):x}" for _ in range(30))
+        lines += [_action(str(1000 + n)), "", "[1]",
+                  _doc(f"Page {n}", text=text, redirect=[{"namespace": 0, "title": f"Alias {n}"}])]
+        lines += SAMPLE[2 * (n % 4): 2 * (n % 4) + 2]
+        if n % 5 == 0:
+            lines += [_action(str(2000 + n)), _action(str(3000 + n)), _doc(f"Second {n}", text=text[::-1])]
+        if n % 7 == 0:
+            lines += [_action(str(4000 + n)), '{"title": "broken', _doc(f"Orphan {n}")]
+        if n % 9 == 0:
+            lines += ['{"index": null}', _doc(f"No id {n}"), _action(str(5000 + n)), "   "]
+    lines.append(_action("9999"))  # waits at the end of the file
+    half = len(lines) // 2
+    data = (gzip.compress(("\n".join(lines[:half]) + "\n").encode(), mtime=0)
+            + gzip.compress(("\n".join(lines[half:]) + "\n").encode(), mtime=0))
+    path.write_bytes(data[: int(len(data) * cut)])
+    return lines
+
+
+@pytest.fixture
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of a few lines read 64 compressed bytes at a time, so a small file has many positions to cut at."""
+    import functools
+
+    import tasks.dumps.lines as lines
+
+    monkeypatch.setattr(lines, "LINE_BLOCK_BYTES", 1)
+    monkeypatch.setattr(lines, "iter_positioned_blocks", functools.partial(lines.iter_positioned_blocks, block_size=64))
+
+
+def _parse(path: Path, part: Part) -> tuple[list[dict], list[dict], TruncatedInputError | None]:
+    rows: list[dict] = []
+    issues: list[dict] = []
+    try:
+        for row in iter_cirrus_documents(path, "en", on_issue=issues.append, part=part):
+            rows.append(row)
+    except TruncatedInputError as exc:
+        return rows, issues, exc
+    return rows, issues, None
+
+
+def _block_positions(path: Path) -> list[int]:
+    from tasks.dumps.lines import iter_line_blocks
+
+    positions = set()
+    with pytest.raises(TruncatedInputError):
+        for block in iter_line_blocks(path):
+            positions.add(block.position)
+    return sorted(positions)
+
+
+def _parts(cuts: list[int]) -> list[Part]:
+    ends: list[int | None] = [*cuts, None]
+    return [Part(start, end) for start, end in zip([0, *cuts], ends, strict=True)]
+
+
+def test_parts_of_a_file_give_exactly_what_the_whole_file_gives(tmp_path: Path, small_blocks: None) -> None:
+    from tasks.dumps.lines import iter_line_blocks
+
+    path = tmp_path / "enwiki-20240501-cirrussearch-content.json.gz"
+    lines = _busy_dump(path)
+    whole_rows, whole_issues, _ = _parse(path, WHOLE)
+    blocks = list(iter_line_blocks(path))
+    positions = sorted({block.position for block in blocks})
+    assert len(positions) > 50 and len(whole_rows) > 100
+    assert {issue["reason"] for issue in whole_issues} >= {
+        "action line without its document", "action line without its document at the end of the file",
+        "expected a JSON object, found list", "document without its action line (no page id)"}
+
+    splits = [[cut] for cut in positions[:-1]] + [positions[5:-1:17], positions[1:-1:3]]
+    for cuts in splits:
+        parsed = [_parse(path, part) for part in _parts(cuts)]
+        assert [row for rows, _, _ in parsed for row in rows] == whole_rows, cuts
+        assert [issue for _, issues, _ in parsed for issue in issues] == whole_issues, cuts
+        assert all(cut is None for _, _, cut in parsed)
+    # the splits did put action lines and their documents in different parts
+    first_lines = [next(block.first for block in blocks if block.position > cut) for cut in positions[:-1]]
+    before = [[line for line in lines[:first - 1] if line.strip() and line != "[1]"][-1] for first in first_lines]
+    assert sum(line.startswith('{"index"') for line in before) >= 5
+
+
+def test_a_cut_file_in_parts_is_reported_once_by_the_last_part(tmp_path: Path, small_blocks: None) -> None:
+    path = tmp_path / "enwiki-20240501-cirrussearch-content.json.gz"
+    _busy_dump(path, cut=0.75)
+    whole_rows, whole_issues, whole_cut = _parse(path, WHOLE)
+    assert whole_cut is not None and whole_rows
+
+    positions = _block_positions(path)
+    assert len(positions) > 20
+    for cuts in ([positions[len(positions) // 2]], [positions[2], positions[-2]]):
+        parsed = [_parse(path, part) for part in _parts(cuts)]
+        assert [row for rows, _, _ in parsed for row in rows] == whole_rows
+        assert [issue for _, issues, _ in parsed for issue in issues] == whole_issues
+        assert [cut is None for _, _, cut in parsed] == [True] * len(cuts) + [False]
+        last_cut = parsed[-1][2]
+        assert last_cut is not None
+        assert (last_cut.source, last_cut.position, last_cut.reason) == (whole_cut.source, whole_cut.position, whole_cut.reason)
+
+
+def test_ingest_in_parts_registers_the_same_rows_in_file_order(tmp_path: Path, small_blocks: None,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from tasks import compute
+    from tasks.dumps import ingest
+    from tasks.warehouse.db import Warehouse
+
+    path = tmp_path / "enwiki-20240501-cirrussearch-content.json.gz"
+    _busy_dump(path, copies=60, cut=0.8)
+    whole_rows, whole_issues, whole_cut = _parse(path, WHOLE)
+    assert whole_cut is not None
+    monkeypatch.setenv("BABELBENCH_COMPUTE", "inline")
+    monkeypatch.setattr(ingest, "PART_MIN_BYTES", 1)
+    monkeypatch.setattr(compute, "parallelism", lambda: 3)
+    assert len(ingest.plan_units("en", {"cirrus": path}, parallelism=3)) == 3
+
+    with Warehouse(tmp_path / "home") as wh:
+        output = ingest.ingest_documents(wh, "en", {"cirrus": path}, "fp", max_docs=None)
+        assert wh.query_dicts(f"SELECT {', '.join(DOCUMENT_COLUMNS)} FROM documents_raw") == whole_rows
+        assert wh.query("SELECT count(*) FROM lake_shards WHERE table_name = 'documents_raw'") == [(3,)]
+    cut_issue = {"source": str(path), "position": whole_cut.position, "item": whole_cut.last_item,
+                 "reason": ingest.TRUNCATED + whole_cut.reason}
+    assert output.issues == [*whole_issues, cut_issue]
+
+
+def test_a_cut_part_that_read_no_article_names_the_last_one_read_before_it() -> None:
+    from tasks.dumps.ingest import InputBreak, UnitResult, settle_breaks, _breaks
+
+    cut = InputBreak("dump.json.gz", "line 90", "the file ends inside a line", True, None)
+    results = [UnitResult([], 5, last_title="Zebra"), UnitResult([], 0), UnitResult([], 0, stopped=cut)]
+
+    assert settle_breaks(_breaks(results), 5) == [
+        {"source": "dump.json.gz", "position": "line 90", "item": "Zebra", "reason": "truncated: the file ends inside a line"}]

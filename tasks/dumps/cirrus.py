@@ -24,13 +24,14 @@ import functools
 import logging
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import orjson
 
-from tasks.dumps.lines import IssueSink, issue_reporter, iter_lines
+from tasks.dumps.lines import IssueSink, LineBlock, issue_reporter, iter_line_blocks
 from tasks.errors import InputFormatError, TruncatedInputError
 from tasks.text.languages import rule_for
 from tasks.text.wikitext import name_key
@@ -116,7 +117,29 @@ def _document_rows(document: _Line, page_id: Any, lang: str, file_name: str, mar
     return [article, *redirects]
 
 
-def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None = None) -> Iterator[dict[str, Any]]:
+@dataclass(frozen=True)
+class Part:
+    """The share of one dump a worker parses: the line blocks cut at compressed positions in (``start``, ``end``].
+
+    A gzip stream can only be read from its start, so every part decompresses
+    the file up to its own end (decompression is the cheap part) and parses
+    only its blocks; the parts of a file together parse each block once, in
+    file order. ``end`` is None for the last part, the only one that reads to
+    the end of the file and so reports what happens there (a non-last part
+    stops at the first block past its end, which the file's last block is).
+    """
+
+    start: int = 0
+    end: int | None = None
+
+
+WHOLE = Part()
+
+_Action = tuple[int, Any]  # (line number, page id) of an action line awaiting its document
+
+
+def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None = None,
+                          part: Part = WHOLE) -> Iterator[dict[str, Any]]:
     """Document rows (``DOCUMENT_COLUMNS``) of a CirrusSearch content dump, main namespace only.
 
     Each article row is followed by one row per redirect that points to it:
@@ -129,61 +152,72 @@ def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None =
     Lines are independent only inside a bulk file: when the first line is not an
     action line, the file is something else (an XML dump, an HTML error page),
     and ``InputFormatError`` says so at once instead of reporting every line.
+
+    With a ``part``, only that part's rows and issues come out, and the parts
+    of a file give together exactly what the whole file gives: a part takes
+    over an action line left waiting by the lines before it, and leaves its
+    own to the next part.
     """
     source, file_name = str(path), path.name
     report = issue_reporter(source, on_issue)
     markers = frozenset(name_key(marker) for marker in rule_for(lang).disambiguation_markers)
-    action: tuple[int, Any] | None = None  # (line number, page id) of an action line awaiting its document
+    action: _Action | None = None
     last_title: str | None = None
     cut_line: int | None = None
     skipped_namespaces: Counter[Any] = Counter()
     first = True
     try:
-        for number, data, complete in iter_lines(path):
-            if not data.strip():
+        for block in iter_line_blocks(path):
+            if block.position <= part.start:
+                first = first and block.data.isspace()
+                action = _waiting_action(block, action)
                 continue
-            if first and complete:
-                _require_action_line(source, number, data)
-            first = False
-            try:
-                record = _decode_line(data)
-            except msgspec.DecodeError:
+            if part.end is not None and block.position > part.end:
+                return
+            for number, data, complete in block.lines():
+                if not data.strip():
+                    continue
+                if first and complete:
+                    _require_action_line(source, number, data)
+                first = False
                 try:
-                    general = orjson.loads(data)
-                except orjson.JSONDecodeError as exc:
-                    if not complete:
-                        cut_line = number
+                    record = _decode_line(data)
+                except msgspec.DecodeError:
+                    try:
+                        general = orjson.loads(data)
+                    except orjson.JSONDecodeError as exc:
+                        if not complete:
+                            cut_line = number
+                            continue
+                        report(f"line {number}", None if action is None else str(action[1]), f"malformed JSON ({exc})")
+                        action = None
                         continue
-                    report(f"line {number}", None if action is None else str(action[1]), f"malformed JSON ({exc})")
-                    action = None
+                    if not isinstance(general, dict):
+                        report(f"line {number}", None, f"expected a JSON object, found {type(general).__name__}")
+                        continue
+                    record = _Line.of(general)
+                if record.index is not msgspec.UNSET:
+                    if action is not None:
+                        report(f"line {action[0]}", str(action[1]), "action line without its document")
+                    action = (number, _page_id(record))
                     continue
-                if not isinstance(general, dict):
-                    report(f"line {number}", None, f"expected a JSON object, found {type(general).__name__}")
+                if action is None:
+                    report(f"line {number}", record.title, "document without its action line (no page id)")
                     continue
-                record = _Line.of(general)
-            if record.index is not msgspec.UNSET:
-                if action is not None:
-                    report(f"line {action[0]}", str(action[1]), "action line without its document")
-                meta = record.index
-                action = (number, meta.get("_id") if isinstance(meta, dict) else None)
-                continue
-            if action is None:
-                report(f"line {number}", record.title, "document without its action line (no page id)")
-                continue
-            page_id, action = action[1], None
-            namespace = record.namespace
-            if namespace != MAIN_NAMESPACE:
-                if namespace is None:
-                    report(f"line {number}", record.title, "document has no namespace")
-                skipped_namespaces[namespace] += 1
-                continue
-            try:
-                rows = _document_rows(record, page_id, lang, file_name, markers)
-            except _BadDocument as exc:
-                report(f"line {number}", record.title or str(page_id), str(exc))
-                continue
-            yield from rows
-            last_title = rows[0]["title"]
+                page_id, action = action[1], None
+                namespace = record.namespace
+                if namespace != MAIN_NAMESPACE:
+                    if namespace is None:
+                        report(f"line {number}", record.title, "document has no namespace")
+                    skipped_namespaces[namespace] += 1
+                    continue
+                try:
+                    rows = _document_rows(record, page_id, lang, file_name, markers)
+                except _BadDocument as exc:
+                    report(f"line {number}", record.title or str(page_id), str(exc))
+                    continue
+                yield from rows
+                last_title = rows[0]["title"]
     except TruncatedInputError as exc:
         raise TruncatedInputError(exc.source, exc.position, exc.reason, last_title) from exc
     finally:
@@ -193,6 +227,35 @@ def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None =
         raise TruncatedInputError(source, f"line {cut_line}", "the file ends inside a line", last_title)
     if action is not None:
         report(f"line {action[0]}", str(action[1]), "action line without its document at the end of the file")
+
+
+def _page_id(action: _Line) -> Any:
+    meta = action.index
+    return meta.get("_id") if isinstance(meta, dict) else None
+
+
+def _waiting_action(block: LineBlock, before: _Action | None) -> _Action | None:
+    """The action line still waiting for its document after ``block``, given the one waiting before it.
+
+    Only the block's last line that is an action line, a document or malformed
+    JSON decides (an action line starts a wait, the others end it); blank lines
+    and JSON that is not an object leave the wait as it was.
+    """
+    for number, data, _ in block.lines_backward():
+        if not data.strip():
+            continue
+        try:
+            record = _decode_line(data)
+        except msgspec.DecodeError:
+            try:
+                general = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                return None
+            if not isinstance(general, dict):
+                continue
+            record = _Line.of(general)
+        return (number, _page_id(record)) if record.index is not msgspec.UNSET else None
+    return before
 
 
 def _require_action_line(source: str, number: int, data: bytes) -> None:

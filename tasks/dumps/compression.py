@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import io
 import lzma
 import queue
 import threading
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Literal, NamedTuple, TypeVar
 
 from isal import isal_zlib
 
@@ -56,15 +55,28 @@ def detect_compression(path: Path) -> Compression:
     return found
 
 
-def open_decompressed(path: Path) -> io.BufferedIOBase:
-    """A binary stream of the decompressed content (multi-stream bz2/gz included)."""
-    compression = detect_compression(path)
+def _open_stream(raw: BinaryIO, compression: Compression) -> BinaryIO:
+    """A stream of the decompressed content read from ``raw`` (multi-stream bz2/gz included); ``raw`` itself when
+    plain. Closing it leaves ``raw`` open: whoever opened ``raw`` closes it."""
     if compression == "plain":
-        return open(path, "rb")
-    return _OPENERS[compression](path, "rb")  # type: ignore[no-any-return]
+        return raw
+    return _OPENERS[compression](raw, "rb")  # type: ignore[no-any-return]
 
 
-def _gzip_blocks(raw: BinaryIO, block_size: int) -> Iterator[bytes]:
+class Block(NamedTuple):
+    """Decompressed bytes and how far into the compressed file reading had got when they were produced.
+
+    ``position`` grows with every block and is the same for the same file in
+    every process, which is what lets several workers share one gzip stream
+    (:mod:`tasks.dumps.lines`): each decompresses it all and keeps the blocks
+    of its own range of compressed bytes.
+    """
+
+    data: bytes
+    position: int
+
+
+def _gzip_blocks(raw: BinaryIO, block_size: int) -> Iterator[Block]:
     """Decompressed blocks of every gzip member in ``raw``, through ISA-L.
 
     Each block is handed over as soon as it is decompressed, so a cut member
@@ -89,18 +101,19 @@ def _gzip_blocks(raw: BinaryIO, block_size: int) -> Iterator[bytes]:
         else:
             pending = decompressor.unconsumed_tail
         if block:
-            yield block
+            yield Block(block, raw.tell() - len(pending))
     if decompressor is not None:
         raise EOFError("Compressed file ended before the end-of-stream marker was reached")
 
 
-def _raw_blocks(path: Path, block_size: int) -> Iterator[bytes]:
+def _raw_blocks(path: Path, block_size: int) -> Iterator[Block]:
     skip = 0
-    if detect_compression(path) == "gz":
+    compression = detect_compression(path)
+    if compression == "gz":
         try:
             with open(path, "rb") as raw:
                 for block in _gzip_blocks(raw, block_size):
-                    skip += len(block)
+                    skip += len(block.data)
                     yield block
             return
         except isal_zlib.error:
@@ -109,31 +122,34 @@ def _raw_blocks(path: Path, block_size: int) -> Iterator[bytes]:
             # reader, replayed past what was yielded, hands it over and reports
             # the fault in its own words, as for every other format.
             pass
-    with open_decompressed(path) as stream:
+    with open(path, "rb") as raw, _open_stream(raw, compression) as stream:
         # read1 hands over what one decompression step produced, so the
         # data before a cut is yielded rather than lost with the EOFError.
-        while block := stream.read1(block_size):
-            if skip >= len(block):
-                skip -= len(block)
+        while data := stream.read1(block_size):
+            if skip >= len(data):
+                skip -= len(data)
                 continue
-            yield block[skip:]
+            yield Block(data[skip:], raw.tell())
             skip = 0
 
 
-def read_ahead(blocks: Iterable[bytes], depth: int = READ_AHEAD_BLOCKS) -> Iterator[bytes]:
-    """``blocks``, produced in a thread of their own up to ``depth`` ahead of the consumer.
+T = TypeVar("T")
+
+
+def read_ahead(items: Iterable[T], depth: int = READ_AHEAD_BLOCKS) -> Iterator[T]:
+    """``items``, produced in a thread of their own up to ``depth`` ahead of the consumer.
 
     Decompression then runs beside parsing instead of before it. Whatever the
-    producer raises is raised here, after the blocks it yielded before; a
+    producer raises is raised here, after the items it yielded before; a
     consumer that stops early stops the thread.
     """
-    handoff: queue.Queue[tuple[bytes | None, BaseException | None]] = queue.Queue(depth)
+    handoff: queue.Queue[tuple[bool, T | BaseException | None]] = queue.Queue(depth)  # (is an item, item/error/end)
     stop = threading.Event()
 
-    def put(item: tuple[bytes | None, BaseException | None]) -> bool:
+    def put(entry: tuple[bool, T | BaseException | None]) -> bool:
         while not stop.is_set():
             try:
-                handoff.put(item, timeout=0.1)
+                handoff.put(entry, timeout=0.1)
                 return True
             except queue.Full:
                 continue
@@ -141,31 +157,33 @@ def read_ahead(blocks: Iterable[bytes], depth: int = READ_AHEAD_BLOCKS) -> Itera
 
     def produce() -> None:
         try:
-            for block in blocks:
-                if not put((block, None)):
+            for item in items:
+                if not put((True, item)):
                     return
         except BaseException as exc:  # handed to the consumer, which raises it in its own thread
-            put((None, exc))
+            put((False, exc))
             return
-        put((None, None))
+        put((False, None))
 
     thread = threading.Thread(target=produce, name="read-ahead", daemon=True)
     thread.start()
     try:
         while True:
-            block, error = handoff.get()
-            if error is not None:
-                raise error
-            if block is None:
+            is_item, entry = handoff.get()
+            if is_item:
+                yield entry  # type: ignore[misc]
+            elif entry is None:
                 return
-            yield block
+            else:
+                raise entry  # type: ignore[misc]
     finally:
         stop.set()
         thread.join()
 
 
-def iter_decompressed_blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterator[bytes]:
-    """Decompressed content in blocks; a cut or corrupt archive raises after the good blocks.
+def iter_positioned_blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterator[Block]:
+    """Decompressed content in blocks with their compressed positions; a cut or corrupt archive raises after the
+    good blocks.
 
     A truncated archive raises ``TruncatedInputError`` and a corrupt one
     ``InputFormatError``, both naming the file and the decompressed byte offset
@@ -178,14 +196,19 @@ def iter_decompressed_blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterat
     blocks = read_ahead(_raw_blocks(path, block_size))
     while True:
         try:
-            block = next(blocks, b"")
+            block = next(blocks, None)
         except EOFError as exc:
             raise TruncatedInputError(str(path), f"decompressed byte {offset}", f"compressed stream ends early ({exc})") from exc
         except (OSError, lzma.LZMAError, zlib.error, isal_zlib.error) as exc:
             raise InputFormatError(str(path), f"decompressed byte {offset}", f"corrupt compressed data ({exc})") from exc
-        if not block:
+        if block is None:
             if offset == 0:
                 raise InputFormatError(str(path), "decompressed byte 0", "the archive decompresses to nothing")
             return
-        offset += len(block)
+        offset += len(block.data)
         yield block
+
+
+def iter_decompressed_blocks(path: Path, block_size: int = BLOCK_SIZE) -> Iterator[bytes]:
+    """The decompressed content of :func:`iter_positioned_blocks`, in blocks."""
+    return (block.data for block in iter_positioned_blocks(path, block_size))

@@ -12,16 +12,17 @@ import itertools
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
+import pyarrow.compute as pc
 from upath import UPath
 
 from tasks import compute
 from tasks.dumps.checksums import digest_file
-from tasks.dumps.cirrus import iter_cirrus_documents
+from tasks.dumps.cirrus import WHOLE, Part, iter_cirrus_documents
 from tasks.dumps.download import download
 from tasks.dumps.multistream import iter_chunk_pages, plan_chunks, read_index_offsets, read_siteinfo
 from tasks.dumps.records import document_batches
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 SitelinkMethod = Literal["cirrus", "page_props", "wikidata", "none"]
 TRUNCATED = "truncated: "  # how a cut input's issue reason starts, so the stage message can pick the cuts out
 CHUNK_BYTES = 64 << 20  # multistream bytes per parse unit: a few units per worker on real dumps
+PART_MIN_BYTES = 8 << 20  # a CirrusSearch file is split in parts of at least this many compressed bytes
+SKIP_COST = 0.33  # what decompressing a byte to skip it costs, as a share of parsing it (benchmarks/parse_throughput.py)
 
 
 # -- download ------------------------------------------------------------------------------
@@ -78,7 +81,8 @@ def fetch_files(wh: Warehouse, wiki: str, lang: str | None, requests: Sequence[D
 # -- documents ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ParseUnit:
-    """One piece of parsing work for a worker: a whole file, or a byte range of a multistream file."""
+    """One piece of parsing work for a worker: a whole file, a byte range of a multistream file, or a part of a
+    CirrusSearch file."""
 
     kind: Literal["cirrus", "xml", "xml_chunk"]
     path: str
@@ -87,6 +91,7 @@ class ParseUnit:
     start: int = 0
     end: int = 0
     siteinfo: SiteInfo | None = None
+    part: Part = WHOLE
 
 
 @dataclass(frozen=True)
@@ -127,16 +132,37 @@ class UnitResult:
     rows: int
     issues: list[dict[str, Any]] = field(default_factory=list)
     stopped: InputBreak | None = None
+    last_title: str | None = None  # of the unit's last article row: the last item read, when a later unit is cut
 
 
-def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int | None = None) -> list[ParseUnit]:
+def _breaks(results: Sequence[UnitResult]) -> list[InputBreak]:
+    """The units' breaks in file order; a cut unit that read no article names the last one read before it."""
+    breaks, last_title = [], None
+    for result in results:
+        stop = result.stopped
+        if stop is not None:
+            breaks.append(replace(stop, last_item=last_title) if stop.truncated and stop.last_item is None else stop)
+        last_title = result.last_title or last_title
+    return breaks
+
+
+def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int | None = None, *, parallelism: int = 1) -> list[ParseUnit]:
     """Split one language's documents input into parse units (multistream: ~``CHUNK_BYTES`` each).
 
     Streams the index places at or past the end of the data file are left out
     (a cut download): the last unit then runs into the cut and reports it.
+    A CirrusSearch file is one gzip stream, which every part must decompress
+    from its start up to its own end (:class:`Part`), so it is split in as
+    many parts as tasks can run at once (``parallelism``), each of at least
+    ``PART_MIN_BYTES``: parsing, not decompressing, is what the parts share.
     """
     if "cirrus" in files:
-        return [ParseUnit("cirrus", str(files["cirrus"]), lang, 0)]
+        path = files["cirrus"]
+        size = path.stat().st_size
+        count = max(1, min(parallelism, size // PART_MIN_BYTES))
+        ends = [round(size * share) for share in _part_ends(count)]
+        return [ParseUnit("cirrus", str(path), lang, k, part=Part(start, end if k < count - 1 else None))
+                for k, (start, end) in enumerate(zip([0, *ends[:-1]], ends, strict=True))]
     xml = files.get("xml")
     if xml is None:
         raise ConfigError(f"{lang}: no documents dump among {sorted(files)}")
@@ -154,10 +180,25 @@ def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int | None = None
     return [ParseUnit("xml_chunk", str(xml), lang, i, start, end, siteinfo) for i, (start, end) in enumerate(chunks)]
 
 
+def _part_ends(count: int) -> list[float]:
+    """Where the ``count`` parts of a CirrusSearch file end, as shares of its size, so that they cost the same.
+
+    Part k skips the file up to its start and parses to its end, so it costs
+    ``SKIP_COST * start + (end - start)``; equal costs C give
+    ``end_k = C + (1 - SKIP_COST) * end_(k-1)``, and the last part ending at 1 gives C.
+    """
+    keep = 1 - SKIP_COST
+    cost = SKIP_COST / (1 - keep ** count)
+    ends = [0.0]
+    for _ in range(count):
+        ends.append(cost + keep * ends[-1])
+    return ends[1:]
+
+
 def _unit_pages(unit: ParseUnit, on_issue: Callable[[dict], None]) -> Iterator[dict]:
     path = Path(unit.path)
     if unit.kind == "cirrus":
-        return iter_cirrus_documents(path, unit.lang, on_issue=on_issue)
+        return iter_cirrus_documents(path, unit.lang, on_issue=on_issue, part=unit.part)
     if unit.kind == "xml":
         return iter_xml_pages(path, unit.lang, on_issue=on_issue)
     assert unit.siteinfo is not None
@@ -181,6 +222,7 @@ def parse_unit(unit: ParseUnit, *, lake_root: UPath, directory: UPath, fingerpri
     pages = _unit_pages(unit, issues.append)
     if limit is not None:  # stop the parser at the limit, so nothing after it is read or reported
         pages = itertools.islice(pages, limit)
+    last_title: str | None = None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="shard-writer") as shard_writer:
         writing: Future[None] | None = None
         try:
@@ -188,11 +230,13 @@ def parse_unit(unit: ParseUnit, *, lake_root: UPath, directory: UPath, fingerpri
                 if writing is not None:
                     writing.result()
                 writing = shard_writer.submit(writer.add_table, batch)
+                titles = batch.filter(pc.invert(batch["is_redirect"]))["title"]
+                last_title = titles[-1].as_py() if len(titles) else last_title
         except InputFormatError as exc:
             stopped = InputBreak.of(exc)
         if writing is not None:
             writing.result()
-    return UnitResult(writer.shards, writer.rows, issues, stopped)
+    return UnitResult(writer.shards, writer.rows, issues, stopped, last_title)
 
 
 def settle_breaks(breaks: Sequence[InputBreak], kept: int) -> list[dict[str, Any]]:
@@ -242,7 +286,7 @@ def ingest_documents(wh: Warehouse, lang: str, files: dict[str, Path], fingerpri
     Raises the input error instead when :func:`settle_breaks` says the input
     cannot be kept; the cell's previous content then stays current.
     """
-    units = plan_units(lang, files)
+    units = plan_units(lang, files, parallelism=1 if max_docs is not None else compute.parallelism())
     directory = cell_dir(wh.lake_root, "documents_raw", lang, fingerprint)
     if max_docs is None:
         results = compute.map_parallel(parse_unit, units, lake_root=wh.lake_root, directory=directory, fingerprint=fingerprint)
@@ -256,7 +300,7 @@ def ingest_documents(wh: Warehouse, lang: str, files: dict[str, Path], fingerpri
             remaining -= result.rows
     rows = sum(result.rows for result in results)
     issues = [issue for result in results for issue in result.issues]
-    issues += settle_breaks([result.stopped for result in results if result.stopped], rows)
+    issues += settle_breaks(_breaks(results), rows)
     wh.replace_cell("documents_raw", lang, fingerprint, [shard for result in results for shard in result.shards])
     log.info("documents[%s]: %d rows, %d issues", lang, rows, len(issues))
     return StageOutput(rows=rows, issues=issues, message=issues_message(issues))

@@ -14,12 +14,15 @@ from typing import Any, NamedTuple
 
 from tqdm import tqdm
 
-from tasks.dumps.compression import iter_decompressed_blocks
+from tasks.dumps.compression import iter_positioned_blocks
 from tasks.errors import TruncatedInputError
 
 logger = logging.getLogger(__name__)
 
 IssueSink = Callable[[dict[str, Any]], None]
+
+
+LINE_BLOCK_BYTES = 8 << 20  # decompressed bytes gathered before a block of whole lines is cut
 
 
 class Line(NamedTuple):
@@ -30,6 +33,67 @@ class Line(NamedTuple):
     complete: bool
 
 
+class LineBlock(NamedTuple):
+    """Consecutive lines of a dump: ``data`` holds them with their newlines, the last one without when it is the
+    file's incomplete last line; ``first`` is the first one's number and ``position`` the compressed bytes read
+    when the block was cut (see :class:`tasks.dumps.compression.Block`)."""
+
+    first: int
+    data: bytes
+    position: int
+
+    def lines(self) -> Iterator[Line]:
+        pieces = self.data.split(b"\n")
+        for offset, piece in enumerate(pieces[:-1]):
+            yield Line(self.first + offset, piece, True)
+        if pieces[-1]:
+            yield Line(self.first + len(pieces) - 1, pieces[-1], False)
+
+    def lines_backward(self) -> Iterator[Line]:
+        """The block's lines from the last to the first, each cut out when reached (the rest is not split)."""
+        data, number, complete = self.data, self.first + self.data.count(b"\n"), False
+        stop = len(data)
+        if data.endswith(b"\n"):
+            stop, number, complete = stop - 1, number - 1, True
+        while number >= self.first:
+            start = data.rfind(b"\n", 0, stop) + 1
+            yield Line(number, data[start:stop], complete)
+            stop, number, complete = start - 1, number - 1, True
+
+
+def iter_line_blocks(path: Path) -> Iterator[LineBlock]:
+    """The dump's lines in blocks of about ``LINE_BLOCK_BYTES``, cut at line ends.
+
+    Block boundaries and positions depend only on the file, so every process
+    reading it cuts the same blocks. A cut archive raises
+    ``TruncatedInputError`` after the last block, naming the line it stopped in
+    and the decompressed byte offset.
+    """
+    number, buffer, position = 1, bytearray(), 0
+    with tqdm(desc=path.name, unit="B", unit_scale=True, disable=None) as bar:
+        try:
+            for block in iter_positioned_blocks(path):
+                bar.update(len(block.data))
+                buffer += block.data
+                position = block.position
+                if len(buffer) < LINE_BLOCK_BYTES or (end := buffer.rfind(b"\n") + 1) == 0:
+                    continue
+                with memoryview(buffer) as view:
+                    data = bytes(view[:end])
+                del buffer[:end]
+                yield LineBlock(number, data, position)
+                number += data.count(b"\n")
+        except TruncatedInputError as exc:
+            cut: TruncatedInputError | None = exc
+        else:
+            cut = None
+    if buffer:
+        yield LineBlock(number, bytes(buffer), position)
+        number += buffer.count(b"\n")
+    if cut is not None:
+        raise TruncatedInputError(cut.source, f"line {number}; {cut.position}", cut.reason) from cut
+
+
 def iter_lines(path: Path) -> Iterator[Line]:
     """Numbered lines of a dump file, whatever its compression.
 
@@ -38,32 +102,8 @@ def iter_lines(path: Path) -> Iterator[Line]:
     holds complete rows. A cut archive then raises ``TruncatedInputError``
     naming the line it stopped in and the decompressed byte offset.
     """
-    number = 0
-    pending: list[bytes] = []
-    with tqdm(desc=path.name, unit="B", unit_scale=True, disable=None) as bar:
-        try:
-            for block in iter_decompressed_blocks(path):
-                bar.update(len(block))
-                pieces = block.split(b"\n")
-                if len(pieces) == 1:
-                    pending.append(block)
-                    continue
-                pending.append(pieces[0])
-                number += 1
-                yield Line(number, b"".join(pending), True)
-                for piece in pieces[1:-1]:
-                    number += 1
-                    yield Line(number, piece, True)
-                pending = [pieces[-1]]
-        except TruncatedInputError as exc:
-            cut: TruncatedInputError | None = exc
-        else:
-            cut = None
-    tail = b"".join(pending)
-    if tail:
-        yield Line(number + 1, tail, False)
-    if cut is not None:
-        raise TruncatedInputError(cut.source, f"line {number + 1}; {cut.position}", cut.reason) from cut
+    for block in iter_line_blocks(path):
+        yield from block.lines()
 
 
 def issue_reporter(source: str, on_issue: IssueSink | None) -> Callable[[str, str | None, str], None]:
