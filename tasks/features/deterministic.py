@@ -46,6 +46,7 @@ from rapidfuzz.distance import LCSseq
 from rouge_score import scoring as rouge_scoring
 from sacrebleu.metrics import BLEU
 
+from tasks.features.bleu_scores import SMOOTHING, sentence_bleu_scores
 from tasks.features.bleu_tokens import translated
 from tasks.features.inputs import FeatureInput
 from tasks.features.ngrams import clipped_matches
@@ -123,7 +124,7 @@ def bleu_tokenizer(lang: str) -> str:
 def _bleu(lang: str) -> BLEU:
     """sacreBLEU's scorer for ``lang``, its tokenizer rewritten in C-speed steps where
     :mod:`tasks.features.bleu_tokens` has one (same tokens)."""
-    scorer = BLEU(tokenize=bleu_tokenizer(lang), effective_order=True)
+    scorer = BLEU(tokenize=bleu_tokenizer(lang), smooth_method=SMOOTHING, effective_order=True)
     scorer.tokenizer = translated(scorer.tokenizer)
     return scorer
 
@@ -137,27 +138,18 @@ def answer_bleu(pairs: Sequence[Pair], lang: str) -> list[float]:
     The N systems answering an instance share its reference, so it is read
     once; every text is tokenised by the scorer's tokenizer (sacreBLEU's tokens), the clipped
     n-gram matches of all pairs are counted together (:mod:`tasks.features.ngrams`)
-    and each score is sacreBLEU's ``compute_bleu`` of the statistics
-    ``sentence_score`` gathers (``tests/test_features.py`` checks the equality
-    on many pairs).
+    and the scores are ``compute_bleu``'s of the statistics ``sentence_score``
+    gathers, computed for all pairs at once (:mod:`tasks.features.bleu_scores`;
+    ``tests/test_features.py`` checks the equality on many pairs).
     """
     scorer = _bleu(lang)
     index = {text: n for n, text in enumerate(dict.fromkeys(text for pair in pairs for text in pair))}
     words = [scorer._preprocess_segment(text).split() for text in index]
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     hypotheses = np.fromiter((index[hypothesis] for hypothesis, _ in pairs), dtype=np.int64, count=len(pairs))
     references = np.fromiter((index[reference] for _, reference in pairs), dtype=np.int64, count=len(pairs))
-    matches = clipped_matches(words, hypotheses, references, scorer.max_ngram_order).tolist()
-    return [_sentence_bleu(scorer, correct, len(words[hypothesis]), len(words[reference]))
-            for correct, hypothesis, reference in zip(matches, hypotheses.tolist(), references.tolist(), strict=True)]
-
-
-def _sentence_bleu(scorer: BLEU, correct: list[int], hypothesis_length: int, reference_length: int) -> float:
-    """BLEU of one pair from its clipped matches and lengths, as ``BLEU._compute_segment_statistics`` and
-    ``_compute_score_from_stats`` do (each order's total: the hypothesis's n-grams of that order)."""
-    total = [max(hypothesis_length - shift, 0) for shift in range(scorer.max_ngram_order)]
-    return BLEU.compute_bleu(correct, total, hypothesis_length, reference_length, smooth_method=scorer.smooth_method,
-                             smooth_value=scorer.smooth_value, effective_order=scorer.effective_order,
-                             max_ngram_order=scorer.max_ngram_order).score
+    matches = clipped_matches(words, hypotheses, references, scorer.max_ngram_order)
+    return sentence_bleu_scores(matches, lengths[hypotheses], lengths[references])
 
 
 def rouge_words(text: str, lang: str) -> list[str]:
