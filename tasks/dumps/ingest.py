@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
-import pyarrow.compute as pc
+import numpy as np
 from upath import UPath
 
 from tasks import compute
@@ -160,7 +160,7 @@ def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int | None = None
         path = files["cirrus"]
         size = path.stat().st_size
         count = max(1, min(parallelism, size // PART_MIN_BYTES))
-        ends = [round(size * share) for share in _part_ends(count)]
+        ends = [round(size * share) for share in part_ends(count)]
         return [ParseUnit("cirrus", str(path), lang, k, part=Part(start, end if k < count - 1 else None))
                 for k, (start, end) in enumerate(zip([0, *ends[:-1]], ends, strict=True))]
     xml = files.get("xml")
@@ -180,7 +180,7 @@ def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int | None = None
     return [ParseUnit("xml_chunk", str(xml), lang, i, start, end, siteinfo) for i, (start, end) in enumerate(chunks)]
 
 
-def _part_ends(count: int) -> list[float]:
+def part_ends(count: int) -> list[float]:
     """Where the ``count`` parts of a CirrusSearch file end, as shares of its size, so that they cost the same.
 
     Part k skips the file up to its start and parses to its end, so it costs
@@ -230,8 +230,8 @@ def parse_unit(unit: ParseUnit, *, lake_root: UPath, directory: UPath, fingerpri
                 if writing is not None:
                     writing.result()
                 writing = shard_writer.submit(writer.add_table, batch)
-                titles = batch.filter(pc.invert(batch["is_redirect"]))["title"]
-                last_title = titles[-1].as_py() if len(titles) else last_title
+                articles = np.flatnonzero(~batch["is_redirect"].to_numpy())
+                last_title = batch["title"][articles[-1]].as_py() if len(articles) else last_title
         except InputFormatError as exc:
             stopped = InputBreak.of(exc)
         if writing is not None:

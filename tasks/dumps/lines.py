@@ -34,13 +34,14 @@ class Line(NamedTuple):
 
 
 class LineBlock(NamedTuple):
-    """Consecutive lines of a dump: ``data`` holds them with their newlines, the last one without when it is the
-    file's incomplete last line; ``first`` is the first one's number and ``position`` the compressed bytes read
-    when the block was cut (see :class:`tasks.dumps.compression.Block`)."""
+    """Consecutive lines of a dump: ``data`` holds them with their newlines (``newlines`` of them), the last one
+    without when it is the file's incomplete last line; ``first`` is the first one's number and ``position`` the
+    compressed bytes read when the block was cut (see :class:`tasks.dumps.compression.Block`)."""
 
     first: int
     data: bytes
     position: int
+    newlines: int
 
     def lines(self) -> Iterator[Line]:
         pieces = self.data.split(b"\n")
@@ -51,7 +52,7 @@ class LineBlock(NamedTuple):
 
     def lines_backward(self) -> Iterator[Line]:
         """The block's lines from the last to the first, each cut out when reached (the rest is not split)."""
-        data, number, complete = self.data, self.first + self.data.count(b"\n"), False
+        data, number, complete = self.data, self.first + self.newlines, False
         stop = len(data)
         if data.endswith(b"\n"):
             stop, number, complete = stop - 1, number - 1, True
@@ -64,32 +65,40 @@ class LineBlock(NamedTuple):
 def iter_line_blocks(path: Path) -> Iterator[LineBlock]:
     """The dump's lines in blocks of about ``LINE_BLOCK_BYTES``, cut at line ends.
 
-    Block boundaries and positions depend only on the file, so every process
-    reading it cuts the same blocks. A cut archive raises
-    ``TruncatedInputError`` after the last block, naming the line it stopped in
-    and the decompressed byte offset.
+    A block is cut at the last line end of the decompressed piece that brings
+    it past ``LINE_BLOCK_BYTES`` and is copied once, when it is joined; block
+    boundaries and positions depend only on the file, so every process reading
+    it cuts the same blocks. A cut archive raises ``TruncatedInputError``
+    after the last block, naming the line it stopped in and the decompressed
+    byte offset.
     """
-    number, buffer, position = 1, bytearray(), 0
+    number, size, position = 1, 0, 0
+    pending: list[bytes | memoryview] = []
+
+    def block(data: bytes) -> LineBlock:
+        nonlocal number
+        lines = LineBlock(number, data, position, data.count(b"\n"))
+        number += lines.newlines
+        return lines
+
     with tqdm(desc=path.name, unit="B", unit_scale=True, disable=None) as bar:
         try:
-            for block in iter_positioned_blocks(path):
-                bar.update(len(block.data))
-                buffer += block.data
-                position = block.position
-                if len(buffer) < LINE_BLOCK_BYTES or (end := buffer.rfind(b"\n") + 1) == 0:
+            for piece in iter_positioned_blocks(path):
+                bar.update(len(piece.data))
+                pending.append(piece.data)
+                size += len(piece.data)
+                position = piece.position
+                if size < LINE_BLOCK_BYTES or (end := piece.data.rfind(b"\n") + 1) == 0:
                     continue
-                with memoryview(buffer) as view:
-                    data = bytes(view[:end])
-                del buffer[:end]
-                yield LineBlock(number, data, position)
-                number += data.count(b"\n")
+                pending[-1] = memoryview(piece.data)[:end]
+                yield block(b"".join(pending))
+                pending, size = [piece.data[end:]], len(piece.data) - end
         except TruncatedInputError as exc:
             cut: TruncatedInputError | None = exc
         else:
             cut = None
-    if buffer:
-        yield LineBlock(number, bytes(buffer), position)
-        number += buffer.count(b"\n")
+    if size:
+        yield block(b"".join(pending))
     if cut is not None:
         raise TruncatedInputError(cut.source, f"line {number}; {cut.position}", cut.reason) from cut
 
