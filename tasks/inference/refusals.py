@@ -11,7 +11,9 @@ only.
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from functools import cache
 
 # Per language: phrases that decline to answer, lower-cased (NFKC, casefold).
 PHRASES: dict[str, tuple[str, ...]] = {
@@ -53,18 +55,34 @@ def _family(lang: str) -> str:
     return lang.replace("-", "_").split("_")[0]
 
 
+@cache
+def _phrases(family: str) -> tuple[tuple[str, ...], re.Pattern[str], int]:
+    """A family's phrases and English's, one pattern that finds any of them, and the longest one's length.
+
+    The pattern answers most answers in one search (none of the phrases, or
+    none near the start of a long answer), where a ``find`` per phrase cost
+    three times as much; only the rest go through the phrases one by one.
+    """
+    phrases = PHRASES.get(family, ()) + PHRASES["en"]
+    return phrases, re.compile("|".join(map(re.escape, phrases))), max(map(len, phrases))
+
+
 def is_refusal(text: str | None, lang: str) -> bool:
     """Whether ``text`` declines to answer, in ``lang`` or in English; an empty answer is a refusal."""
     normal = _normal(text or "")
     if not normal or normal.strip(" .!。！") in UNKNOWN:
         return True
-    phrases = PHRASES.get(_family(lang), ()) + PHRASES["en"]
-    short = len(normal) <= SHORT_ANSWER_CHARS
+    phrases, anywhere, longest = _phrases(_family(lang))
+    if len(normal) <= SHORT_ANSWER_CHARS:
+        return anywhere.search(normal) is not None
+    first = anywhere.search(normal, 0, START_WINDOW + longest)
+    if first is None or first.start() > START_WINDOW:
+        return False
     for phrase in phrases:
-        at = normal.find(phrase)
+        at = normal.find(phrase, 0, START_WINDOW + len(phrase))  # its first occurrence, if within the window
         if at == -1:
             continue
         after = normal[at + len(phrase):at + len(phrase) + 1]
-        if short or (at <= START_WINDOW and (not after or after in _CLAUSE_END)):
+        if not after or after in _CLAUSE_END:
             return True
     return False
