@@ -89,23 +89,26 @@ def _language(probability: Callable[[FeatureInput], float | None]) -> Compute:
     return _each(measure)
 
 
+NOT_SHOWN = Value(None, "not_applicable", "no relevant passage was shown")
+UNCITED = Value(0.0)  # no citation scores 0 (trec_eval leaves a query without a ranking out)
+
+
 def _citation(measure: str) -> Compute:
-    """One trec_eval run (pytrec_eval's ``measure``) over every response whose instance showed relevant passages."""
+    """One trec_eval run (pytrec_eval's ``measure``) over the responses that cite something and whose instance
+    showed relevant passages; the others' values need no run."""
+    field = measure.replace(".", "_")  # how pytrec_eval names a measure's result: map_cut.10 -> map_cut_10
+
     def batch(inputs: Sequence[FeatureInput]) -> list[Value]:
-        judged = {str(n): item for n, item in enumerate(inputs) if item.status == "ok" and item.relevant}
-        qrels = {key: dict.fromkeys(item.relevant, 1) for key, item in judged.items()}
-        run = {key: {doc: float(len(item.citations) - rank) for rank, doc in enumerate(dict.fromkeys(item.citations))}
-               for key, item in judged.items()}
-        field = measure.replace(".", "_")  # how pytrec_eval names a measure's result: map_cut.10 -> map_cut_10
-        scores = {key: result[field] for key, result in RelevanceEvaluator(qrels, {measure}).evaluate(run).items()}
-        values = []
-        for n, item in enumerate(inputs):
-            if item.status != "ok":
-                values.append(NO_RESPONSE)
-            elif not item.relevant:
-                values.append(Value(None, "not_applicable", "no relevant passage was shown"))
-            else:
-                values.append(Value(float(scores.get(str(n), 0.0))))  # no citation: not in the run, scores 0
+        values = [NO_RESPONSE if item.status != "ok" else NOT_SHOWN if not item.relevant else UNCITED
+                  for item in inputs]
+        ranked = [n for n, item in enumerate(inputs) if values[n] is UNCITED and item.citations]
+        keys = list(map(str, ranked))
+        qrels = {key: dict.fromkeys(inputs[n].relevant, 1) for key, n in zip(keys, ranked)}
+        run = {key: {doc: float(len(cited) - rank) for rank, doc in enumerate(dict.fromkeys(cited))}
+               for key, cited in zip(keys, (inputs[n].citations for n in ranked))}
+        results = RelevanceEvaluator(qrels, {measure}).evaluate(run)
+        for key, n in zip(keys, ranked):
+            values[n] = Value(float(results[key][field]))
         return values
     return batch
 

@@ -11,8 +11,9 @@ chunks of ``CHUNK`` responses, enough chunks that every worker stays busy to
 the end (inline, in one batch: chunks only spread work over workers, and
 each batch pays numpy's per-call costs and builds its vocabularies again);
 the others (stored columns, one trec_eval run, a pattern per answer) cost
-less than serialising their inputs to a worker would, and run in-process.  Model features run in-process too, where their model is loaded
-once, batched over every response; LLM-graded features are paid cells
+less than serialising their inputs to a worker would, and run in-process.
+Model features run in-process too, where their model is loaded once,
+batched over every response; LLM-graded features are paid cells
 (cache, budget, retries of what failed).  The rows are written in one
 transaction per cell.  Without names, the deterministic features are
 computed; model and graded features are asked for by name (their models are
