@@ -6,11 +6,12 @@
   side is its real path, :func:`tasks.features.stages.deterministic_values`
   for each feature: BLEU and ROUGE-L in chunks mapped over the Dask cluster
   the stage uses (a local one with ``min(4, cores)`` worker processes unless
-  ``DASK_SCHEDULER_ADDRESS`` or ``BABELBENCH_COMPUTE=inline`` say otherwise),
-  the cheap features in one batch in-process; in each batch one trec_eval
-  run for every citation ranking, each distinct text tokenised once for BLEU
-  and segmented once for ROUGE-L, BLEU's n-grams counted and clipped in numpy
-  and scored by sacreBLEU's own ``compute_bleu``, ROUGE-L's LCS by rapidfuzz.
+  ``DASK_SCHEDULER_ADDRESS`` says otherwise; ``BABELBENCH_COMPUTE=inline``:
+  one batch in-process), the cheap features in one batch in-process; in each
+  batch one trec_eval run for every response that cites something, each
+  distinct text tokenised once for BLEU and segmented once for ROUGE-L,
+  BLEU's n-grams counted and clipped in numpy and scored by ``compute_bleu``'s
+  arithmetic over the whole batch (equal to it), ROUGE-L's LCS by rapidfuzz.
   The loop is one process with each library's per-item call and what any
   plain loop would hoist out of it: pytrec_eval per response, one sacreBLEU
   ``BLEU`` per language and its ``sentence_score``, one rouge-score
