@@ -101,7 +101,7 @@ def _citation(measure: str) -> Compute:
     def batch(inputs: Sequence[FeatureInput]) -> list[Value]:
         values = [NO_RESPONSE if item.status != "ok" else NOT_SHOWN if not item.relevant else UNCITED
                   for item in inputs]
-        ranked = [n for n, item in enumerate(inputs) if values[n] is UNCITED and item.citations]
+        ranked = [n for n, item in enumerate(inputs) if item.status == "ok" and item.relevant and item.citations]
         keys = list(map(str, ranked))
         qrels = {key: dict.fromkeys(inputs[n].relevant, 1) for key, n in zip(keys, ranked)}
         run = {key: {doc: float(len(cited) - rank) for rank, doc in enumerate(dict.fromkeys(cited))}
