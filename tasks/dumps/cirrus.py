@@ -169,7 +169,7 @@ def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None =
     try:
         for block in iter_line_blocks(path):
             if block.position <= part.start:
-                first = first and block.data.isspace()
+                first = first and not any(line.strip() for line in block.data)
                 action = _waiting_action(block, action)
                 continue
             if part.end is not None and block.position > part.end:
@@ -241,7 +241,8 @@ def _waiting_action(block: LineBlock, before: _Action | None) -> _Action | None:
     JSON decides (an action line starts a wait, the others end it); blank lines
     and JSON that is not an object leave the wait as it was.
     """
-    for number, data, _ in block.lines_backward():
+    for offset in range(len(block.data) - 1, -1, -1):
+        number, data = block.first + offset, block.data[offset]
         if not data.strip():
             continue
         try:

@@ -34,71 +34,57 @@ class Line(NamedTuple):
 
 
 class LineBlock(NamedTuple):
-    """Consecutive lines of a dump: ``data`` holds them with their newlines (``newlines`` of them), the last one
-    without when it is the file's incomplete last line; ``first`` is the first one's number and ``position`` the
-    compressed bytes read when the block was cut (see :class:`tasks.dumps.compression.Block`)."""
+    """Consecutive lines of a dump, numbered from ``first``, without their newlines; the last one is the file's
+    incomplete last line when ``complete`` is False. ``position`` is the compressed bytes read when the block was
+    cut (see :class:`tasks.dumps.compression.Block`)."""
 
     first: int
-    data: bytes
+    data: list[bytes]
     position: int
-    newlines: int
+    complete: bool = True
 
     def lines(self) -> Iterator[Line]:
-        pieces = self.data.split(b"\n")
-        for offset, piece in enumerate(pieces[:-1]):
-            yield Line(self.first + offset, piece, True)
-        if pieces[-1]:
-            yield Line(self.first + len(pieces) - 1, pieces[-1], False)
-
-    def lines_backward(self) -> Iterator[Line]:
-        """The block's lines from the last to the first, each cut out when reached (the rest is not split)."""
-        data, number, complete = self.data, self.first + self.newlines, False
-        stop = len(data)
-        if data.endswith(b"\n"):
-            stop, number, complete = stop - 1, number - 1, True
-        while number >= self.first:
-            start = data.rfind(b"\n", 0, stop) + 1
-            yield Line(number, data[start:stop], complete)
-            stop, number, complete = start - 1, number - 1, True
+        last = len(self.data) - 1
+        return (Line(self.first + offset, data, self.complete or offset < last) for offset, data in enumerate(self.data))
 
 
 def iter_line_blocks(path: Path) -> Iterator[LineBlock]:
-    """The dump's lines in blocks of about ``LINE_BLOCK_BYTES``, cut at line ends.
+    """The dump's lines in blocks of about ``LINE_BLOCK_BYTES`` of decompressed text.
 
-    A block is cut at the last line end of the decompressed piece that brings
-    it past ``LINE_BLOCK_BYTES`` and is copied once, when it is joined; block
-    boundaries and positions depend only on the file, so every process reading
-    it cuts the same blocks. A cut archive raises ``TruncatedInputError``
-    after the last block, naming the line it stopped in and the decompressed
-    byte offset.
+    Each decompressed piece is split once, its first line joined to the end
+    of the previous piece's last; a block ends with the piece that brings it
+    past ``LINE_BLOCK_BYTES``, so block boundaries and positions depend only on
+    the file and every process reading it cuts the same blocks. A cut archive
+    raises ``TruncatedInputError`` after the last block, naming the line it
+    stopped in and the decompressed byte offset.
     """
     number, size, position = 1, 0, 0
-    pending: list[bytes | memoryview] = []
-
-    def block(data: bytes) -> LineBlock:
-        nonlocal number
-        lines = LineBlock(number, data, position, data.count(b"\n"))
-        number += lines.newlines
-        return lines
-
+    lines: list[bytes] = []
+    partial: list[bytes] = []  # the pieces of the line still open at the end of the last piece
     with tqdm(desc=path.name, unit="B", unit_scale=True, disable=None) as bar:
         try:
             for piece in iter_positioned_blocks(path):
                 bar.update(len(piece.data))
-                pending.append(piece.data)
-                size += len(piece.data)
                 position = piece.position
-                if size < LINE_BLOCK_BYTES or (end := piece.data.rfind(b"\n") + 1) == 0:
+                parts = piece.data.split(b"\n")
+                partial.append(parts[0])
+                if len(parts) == 1:
                     continue
-                pending[-1] = memoryview(piece.data)[:end]
-                yield block(b"".join(pending))
-                pending, size = [piece.data[end:]], len(piece.data) - end
+                lines.append(b"".join(partial))
+                lines += parts[1:-1]
+                partial = [parts[-1]]
+                size += len(piece.data)
+                if size >= LINE_BLOCK_BYTES:
+                    yield LineBlock(number, lines, position)
+                    number, size, lines = number + len(lines), 0, []
         except TruncatedInputError as exc:
             cut: TruncatedInputError | None = exc
         else:
             cut = None
-    if size:
-        yield block(b"".join(pending))
+    tail = b"".join(partial)
+    if lines or tail:
+        yield LineBlock(number, [*lines, tail] if tail else lines, position, complete=not tail)
+        number += len(lines)
     if cut is not None:
         raise TruncatedInputError(cut.source, f"line {number}; {cut.position}", cut.reason) from cut
 
