@@ -22,7 +22,8 @@
   whose reference answer (1-3 sentences of 8-28 words) is answered by
   ``SYSTEMS`` systems, each answer paraphrasing part of the reference; every
   timed run gets freshly generated inputs, so none profits from a cache an
-  earlier run filled (sacreBLEU's tokenizers memoise the lines they have seen);
+  earlier run filled (sacreBLEU's tokenizers memoise the lines they have seen),
+  and both sides are the best of ``--repeat`` runs;
 * ``bt_bootstrap_s``: 19 systems, ~17,000 battles (every pair on 50 queries in
   both orders), 200 tournaments — goal ≤ 1 s;
 * ``bt_vs_refit``: that time ÷ what refitting each tournament from its raw,
@@ -242,11 +243,11 @@ def main() -> None:
     _warm_up(warm_up)
     _loop(warm_up)
     # every timed run gets inputs of its own: none profits from what an earlier one left in a cache
-    fresh = [_inputs(args.responses, seed) for seed in range(1, args.repeat + 2)]
+    fresh = [_inputs(args.responses, seed) for seed in range(1, 2 * args.repeat + 1)]
     batched = best_of(f"batched (the stage, {mode()})", args.repeat, lambda: _stage(fresh.pop()))
     seconds, workers_cpu = batched.result
     say("  where the batched time goes: " + ", ".join(f"{name} {spent:.3f} s" for name, spent in seconds.items()))
-    loop = best_of("per-response loop", 1, lambda: _loop(fresh.pop()))
+    loop = best_of("per-response loop", args.repeat, lambda: _loop(fresh.pop()))  # timed like the stage's side
 
     battles, strengths = _battles(seed=0)
     say(f"Bradley-Terry: 19 systems, {len(battles)} battles, 200 tournaments")

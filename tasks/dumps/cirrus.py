@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import orjson
@@ -180,22 +180,16 @@ def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None =
                 if first and complete:
                     _require_action_line(source, number, data)
                 first = False
-                try:
-                    record = _decode_line(data)
-                except msgspec.DecodeError:
-                    try:
-                        general = orjson.loads(data)
-                    except orjson.JSONDecodeError as exc:
-                        if not complete:
-                            cut_line = number
-                            continue
-                        report(f"line {number}", None if action is None else str(action[1]), f"malformed JSON ({exc})")
+                record = _decode(data)
+                if isinstance(record, _NotAnObject):
+                    if record.error is None:
+                        report(f"line {number}", None, f"expected a JSON object, found {record.found}")
+                    elif not complete:
+                        cut_line = number
+                    else:
+                        report(f"line {number}", None if action is None else str(action[1]), f"malformed JSON ({record.error})")
                         action = None
-                        continue
-                    if not isinstance(general, dict):
-                        report(f"line {number}", None, f"expected a JSON object, found {type(general).__name__}")
-                        continue
-                    record = _Line.of(general)
+                    continue
                 if record.index is not msgspec.UNSET:
                     if action is not None:
                         report(f"line {action[0]}", str(action[1]), "action line without its document")
@@ -245,18 +239,35 @@ def _waiting_action(block: LineBlock, before: _Action | None) -> _Action | None:
         number, data = block.first + offset, block.data[offset]
         if not data.strip():
             continue
-        try:
-            record = _decode_line(data)
-        except msgspec.DecodeError:
-            try:
-                general = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                return None
-            if not isinstance(general, dict):
+        record = _decode(data)
+        if isinstance(record, _NotAnObject):
+            if record.error is None:
                 continue
-            record = _Line.of(general)
+            return None
         return (number, _page_id(record)) if record.index is not msgspec.UNSET else None
     return before
+
+
+class _NotAnObject(NamedTuple):
+    """A line with no fields: ``error`` when it is not JSON, else the JSON type it holds (``found``)."""
+
+    error: orjson.JSONDecodeError | None
+    found: str = ""
+
+
+def _decode(data: bytes) -> _Line | _NotAnObject:
+    """A line's fields: msgspec's struct, or orjson's dict as one when msgspec rejects the line (so what is
+    reported for a bad line does not depend on the fast path); or why the line has none."""
+    try:
+        return _decode_line(data)
+    except msgspec.DecodeError:
+        try:
+            general = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            return _NotAnObject(exc)
+        if not isinstance(general, dict):
+            return _NotAnObject(None, type(general).__name__)
+        return _Line.of(general)
 
 
 def _require_action_line(source: str, number: int, data: bytes) -> None:

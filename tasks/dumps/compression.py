@@ -137,16 +137,16 @@ T = TypeVar("T")
 
 
 def read_ahead(items: Iterable[T], depth: int = READ_AHEAD_BLOCKS) -> Iterator[T]:
-    """``items``, produced in a thread of their own up to ``depth`` ahead of the consumer.
+    """``items`` (never None), produced in a thread of their own up to ``depth`` ahead of the consumer.
 
     Decompression then runs beside parsing instead of before it. Whatever the
     producer raises is raised here, after the items it yielded before; a
     consumer that stops early stops the thread.
     """
-    handoff: queue.Queue[tuple[bool, T | BaseException | None]] = queue.Queue(depth)  # (is an item, item/error/end)
+    handoff: queue.Queue[tuple[T | None, BaseException | None]] = queue.Queue(depth)
     stop = threading.Event()
 
-    def put(entry: tuple[bool, T | BaseException | None]) -> bool:
+    def put(entry: tuple[T | None, BaseException | None]) -> bool:
         while not stop.is_set():
             try:
                 handoff.put(entry, timeout=0.1)
@@ -158,24 +158,23 @@ def read_ahead(items: Iterable[T], depth: int = READ_AHEAD_BLOCKS) -> Iterator[T
     def produce() -> None:
         try:
             for item in items:
-                if not put((True, item)):
+                if not put((item, None)):
                     return
         except BaseException as exc:  # handed to the consumer, which raises it in its own thread
-            put((False, exc))
+            put((None, exc))
             return
-        put((False, None))
+        put((None, None))
 
     thread = threading.Thread(target=produce, name="read-ahead", daemon=True)
     thread.start()
     try:
         while True:
-            is_item, entry = handoff.get()
-            if is_item:
-                yield entry  # type: ignore[misc]
-            elif entry is None:
+            item, error = handoff.get()
+            if error is not None:
+                raise error
+            if item is None:
                 return
-            else:
-                raise entry  # type: ignore[misc]
+            yield item
     finally:
         stop.set()
         thread.join()
