@@ -40,7 +40,7 @@ SitelinkMethod = Literal["cirrus", "page_props", "wikidata", "none"]
 TRUNCATED = "truncated: "  # how a cut input's issue reason starts, so the stage message can pick the cuts out
 CHUNK_BYTES = 64 << 20  # multistream bytes per parse unit: a few units per worker on real dumps
 PART_MIN_BYTES = 8 << 20  # a CirrusSearch file is split in parts of at least this many compressed bytes
-SKIP_COST = 0.33  # what decompressing a byte to skip it costs, as a share of parsing it (benchmarks/parse_throughput.py)
+SKIP_COST = 0.33  # what skipping a byte costs, as a share of parsing it (benchmarks/README.md, CirrusSearch in parts)
 
 
 # -- download ------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Numbered lines of line-oriented dumps (CirrusSearch, SQL, Wikidata JSON) and issue reporting.
 
-Every line-oriented parser reads through :func:`iter_lines`, so a cut archive
-is reported the same way everywhere: the line it stopped in and the
-decompressed byte offset.
+Every line-oriented parser reads through :func:`iter_line_blocks` (or
+:func:`iter_lines`, its lines one by one), so a cut archive is reported the
+same way everywhere: the line it stopped in and the decompressed byte offset.
 """
 
 from __future__ import annotations

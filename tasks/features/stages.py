@@ -8,8 +8,9 @@ features are batches that share their scorers (:func:`deterministic_values`,
 which ``benchmarks/arena.py`` times): the overlap features, whose cost is
 tokenising every answer, run on the Dask cluster (``tasks.compute``) in
 chunks of ``CHUNK`` responses, enough chunks that every worker stays busy to
-the end (inline, in one batch: chunks only spread work over workers, and
-each batch pays numpy's per-call costs and builds its vocabularies again);
+the end (with one task thread, inline included, in one batch: chunks only
+spread work over workers, and each batch pays numpy's per-call costs and
+builds its vocabularies again);
 the others (stored columns, one trec_eval run, a pattern per answer) cost
 less than serialising their inputs to a worker would, and run in-process.
 Model features run in-process too, where their model is loaded once,
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 
 from prefect.states import State
 
-from tasks.compute import map_parallel, mode
+from tasks.compute import map_parallel, parallelism
 from tasks.errors import ConfigError
 from tasks.features.deterministic import DETERMINISTIC, Value
 from tasks.features.grades import TEMPLATES, graded
@@ -62,8 +63,8 @@ def _compute_chunk(chunk: list[FeatureInput], name: str) -> list[Value]:
 
 def deterministic_values(inputs: Sequence[FeatureInput], name: str) -> list[Value]:
     """The deterministic feature ``name`` of every input (read without passages): chunk by chunk on the Dask
-    cluster when it is one of ``DISTRIBUTED`` and compute is not inline, else in one batch here."""
-    if name not in DISTRIBUTED or mode() == "inline":
+    cluster when it is one of ``DISTRIBUTED`` and more than one task can run at once, else in one batch here."""
+    if name not in DISTRIBUTED or parallelism() == 1:
         return DETERMINISTIC[name](inputs)
     chunks = [inputs[start:start + CHUNK] for start in range(0, len(inputs), CHUNK)]
     return [value for chunk in map_parallel(_compute_chunk, chunks, name=name) for value in chunk]
