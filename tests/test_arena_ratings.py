@@ -113,3 +113,34 @@ def test_the_fit_matches_an_independent_maximisation_of_the_exact_likelihood() -
     independent -= independent.mean()
     ours = _fit(battles, "drop")
     assert [ours["A"], ours["B"], ours["C"]] == pytest.approx(list(independent), abs=1e-6)
+
+
+def test_all_tournaments_fitted_at_once_each_reach_their_own_optimum() -> None:
+    # 5 systems, every ordered pair a row; 12 weightings of the rows, as bootstrap tournaments give them: random
+    # counts, one where system 0 never loses (only the ridge keeps it finite), one with half the rows weightless
+    from scipy.optimize import minimize
+
+    from tasks.arena.bradley_terry import RIDGE, fit_many
+
+    rng = np.random.default_rng(3)
+    n = 5
+    winner, loser = np.array([(i, j) for i in range(n) for j in range(n) if i != j]).T
+    weights = rng.poisson(4, size=(12, winner.size)).astype(float)
+    weights[0, loser == 0] = 0.0
+    weights[1, rng.random(winner.size) < 0.5] = 0.0
+    logits = fit_many(n, winner, loser, weights)
+
+    def objective(beta: np.ndarray, weight: np.ndarray) -> tuple[float, np.ndarray]:
+        margin = beta[winner] - beta[loser]
+        pull = weight / (1.0 + np.exp(margin))
+        return (float(weight @ np.logaddexp(0.0, -margin)) + RIDGE / 2 * float(beta @ beta),
+                RIDGE * beta + np.bincount(loser, pull, n) - np.bincount(winner, pull, n))
+
+    for t, weight in enumerate(weights):
+        # the objective is strictly convex: a zero gradient is its one optimum
+        assert np.abs(objective(logits[t], weight)[1]).max() < 1e-8
+        assert logits[t].sum() == pytest.approx(0.0, abs=1e-9)
+        if t > 0:  # where every system wins and loses, a general-purpose solver finds the same logits
+            other = minimize(objective, np.zeros(n), args=(weight,), jac=True, method="BFGS", options={"gtol": 1e-10}).x
+            assert logits[t] == pytest.approx(other - other.mean(), abs=1e-6)
+    assert logits[0, 0] > 8  # never lost: far ahead, yet finite
