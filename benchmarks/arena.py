@@ -4,14 +4,14 @@
   features stage computes them ÷ a plain loop computing the same values
   response by response with the same libraries — goal ≥ 10.  The stage's
   side is its real path, :func:`tasks.features.stages.deterministic_values`
-  for each feature: BLEU and ROUGE-L in chunks mapped over the Dask cluster
-  the stage uses (a local one with ``min(4, cores)`` worker processes unless
-  ``DASK_SCHEDULER_ADDRESS`` says otherwise; ``BABELBENCH_COMPUTE=inline``:
-  one batch in-process), the cheap features in one batch in-process; in each
-  batch one trec_eval run for every response that cites something, each
-  distinct text tokenised once for BLEU and segmented once for ROUGE-L,
-  BLEU's n-grams counted and clipped in numpy and scored by ``compute_bleu``'s
-  arithmetic over the whole batch (equal to it), ROUGE-L's LCS by rapidfuzz.
+  for each feature: at the default 3,000 responses every feature is one
+  in-process batch (BLEU and ROUGE-L go to the Dask cluster only from two
+  tasks of ``CHUNK`` responses on; ``stage_tasks`` says how many it used);
+  in each batch one trec_eval run for every response that cites something,
+  each distinct text tokenised once for BLEU and segmented once for
+  ROUGE-L, BLEU's n-grams counted and clipped in numpy and scored by
+  ``compute_bleu``'s arithmetic over the whole batch (equal to it),
+  ROUGE-L's LCS by rapidfuzz, the cycle collector paused.
   The loop is one process with each library's per-item call and what any
   plain loop would hoist out of it: pytrec_eval per response, one sacreBLEU
   ``BLEU`` per language and its ``sentence_score``, one rouge-score
@@ -24,6 +24,11 @@
   timed run gets freshly generated inputs, so none profits from a cache an
   earlier run filled (sacreBLEU's tokenizers memoise the lines they have seen),
   and both sides are the best of ``--repeat`` runs;
+* ``overlap_dask_vs_inprocess`` (Dask mode only): BLEU and ROUGE-L of
+  ``--dask-responses`` responses (default two tasks' worth) as the stage sends
+  them to the cluster (a local one with ``min(4, cores)`` worker processes
+  unless ``DASK_SCHEDULER_ADDRESS`` says otherwise) ÷ the same in one batch in
+  this process: above 1 when the cluster pays for its round trips;
 * ``bt_bootstrap_s``: 19 systems, ~17,000 battles (every pair on 50 queries in
   both orders), 200 tournaments — goal ≤ 1 s;
 * ``bt_vs_refit``: that time ÷ what refitting each tournament from its raw,
@@ -31,7 +36,7 @@
   logistic regression on ±1 design rows, as public arena code does; timed on
   ``--refit-tournaments`` tournaments and scaled to 200) — goal ≥ 10.
 
-Run: ``.venv/bin/python benchmarks/arena.py [--responses 3000] [--repeat 3]``.
+Run: ``.venv/bin/python benchmarks/arena.py [--responses 3000] [--repeat 3] [--dask-responses N]``.
 """
 
 from __future__ import annotations
@@ -39,9 +44,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import pickle
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,10 +58,10 @@ import numpy as np  # noqa: E402
 
 from benchmarks._common import best_of, emit, per_second, say  # noqa: E402
 from tasks.arena.bradley_terry import Battle, ratings  # noqa: E402
-from tasks.compute import mode  # noqa: E402
-from tasks.features.deterministic import DETERMINISTIC, bleu_tokenizer, rouge_words  # noqa: E402
+from tasks.compute import mode, parallelism, paused_gc  # noqa: E402
+from tasks.features.deterministic import DETERMINISTIC, OVERLAP, bleu_tokenizer, rouge_words  # noqa: E402
 from tasks.features.inputs import FeatureInput  # noqa: E402
-from tasks.features.stages import DISTRIBUTED, _compute_chunk, deterministic_values  # noqa: E402
+from tasks.features.stages import CHUNK, _compute_chunk, _tasks, deterministic_values  # noqa: E402
 from tasks.inference.refusals import is_refusal  # noqa: E402
 
 #: Per language, words by falling frequency: sentences drawn from them are Zipf-like and almost never repeat.
@@ -157,14 +164,51 @@ def _stage(inputs: list[FeatureInput]) -> tuple[dict[str, float], float]:
 
 def _warm_up(inputs: list[FeatureInput]) -> None:
     """Every worker process imports the libraries and loads the segmenters before anything is timed."""
-    _batched(inputs)  # starts the cluster
+    _batched(inputs)
     if mode() == "inline":
         return
     from distributed import default_client
 
+    parallelism()  # starts the cluster
     client = default_client()
-    client.gather([client.submit(_compute_chunk, inputs, name=name, workers=[worker], pure=False)
-                   for worker in client.scheduler_info()["workers"] for name in DISTRIBUTED])
+    pairs: dict[str, list[tuple[str, str]]] = {}
+    for item in inputs:
+        pairs.setdefault(item.lang, []).append((item.answer_text, item.reference or ""))
+    task = pickle.dumps(pairs)
+    client.gather([client.submit(_compute_chunk, task, name=name, workers=[worker], pure=False)
+                   for worker in client.scheduler_info()["workers"] for name in OVERLAP])
+
+
+def _stage_tasks(responses: int) -> int:
+    """How many Dask tasks the stage sends each overlap feature of ``responses`` responses to (0: in-process)."""
+    if responses < 2 * CHUNK or mode() == "inline" or parallelism() == 1:
+        return 0
+    return len(_tasks({"en": [("", "")] * responses}))
+
+
+def _in_process(inputs: list[FeatureInput], name: str) -> list[object]:
+    """The feature in one batch here, as the stage computes a batch too small for Dask."""
+    with paused_gc():
+        return list(DETERMINISTIC[name](inputs))
+
+
+def _overlap_on_dask(responses: int, repeat: int) -> dict[str, float | int | None]:
+    """BLEU and ROUGE-L of ``responses`` responses through the stage's Dask tasks, and in one batch here."""
+    if mode() == "inline":
+        return {"dask_responses": responses, "overlap_dask_s": None, "overlap_inprocess_s": None}
+    fresh = [_inputs(responses, seed) for seed in range(100, 100 + 2 * repeat)]
+
+    def overlap(run: Callable[[list[FeatureInput], str], object]) -> None:
+        inputs = fresh.pop()
+        for name in sorted(OVERLAP):
+            run(inputs, name)
+
+    dask = best_of(f"BLEU and ROUGE-L, {responses} responses, {_stage_tasks(responses)} Dask tasks", repeat,
+                   lambda: overlap(deterministic_values))
+    here = best_of(f"BLEU and ROUGE-L, {responses} responses, one batch in-process", repeat,
+                   lambda: overlap(_in_process))
+    return {"dask_responses": responses, "dask_tasks": _stage_tasks(responses),
+            "overlap_dask_s": round(dask.seconds, 3), "overlap_inprocess_s": round(here.seconds, 3)}
 
 
 def _loop(inputs: list[FeatureInput]) -> int:
@@ -237,6 +281,8 @@ def main() -> None:
     parser.add_argument("--responses", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--refit-tournaments", type=int, default=10)
+    parser.add_argument("--dask-responses", type=int, default=2 * CHUNK,
+                        help="responses for the Dask-vs-in-process overlap comparison (0: skip it)")
     args = parser.parse_args()
     say(f"features: {len(DETERMINISTIC)} deterministic features x {args.responses} responses")
     warm_up = _inputs(SYSTEMS * 10, seed=0)
@@ -248,6 +294,7 @@ def main() -> None:
     seconds, workers_cpu = batched.result
     say("  where the batched time goes: " + ", ".join(f"{name} {spent:.3f} s" for name, spent in seconds.items()))
     loop = best_of("per-response loop", args.repeat, lambda: _loop(fresh.pop()))  # timed like the stage's side
+    on_dask = _overlap_on_dask(args.dask_responses, args.repeat) if args.dask_responses else {}
 
     battles, strengths = _battles(seed=0)
     say(f"Bradley-Terry: 19 systems, {len(battles)} battles, 200 tournaments")
@@ -258,12 +305,15 @@ def main() -> None:
     fitted = [bootstrap.result["models"][f"m{n:02d}"]["rating"] for n in range(19)]
     emit("arena",
          {"responses": args.responses, "features": len(DETERMINISTIC), "compute": mode(),
+          "stage_tasks": _stage_tasks(args.responses), **on_dask,
           "batched_responses_per_s": round(per_second(args.responses, batched.seconds)),
           "loop_responses_per_s": round(per_second(args.responses, loop.seconds)),
           "features_vs_loop_cpu": round(loop.cpu_seconds / (batched.cpu_seconds + workers_cpu), 1),
           "battles": len(battles), "bt_refit_200_s_estimated": round(refit_200, 2),
           "bt_rating_vs_truth_corr": round(float(np.corrcoef(fitted, strengths)[0, 1]), 4)},
          {"features_vs_loop": round(loop.seconds / batched.seconds, 1),
+          "overlap_dask_vs_inprocess": (round(on_dask["overlap_inprocess_s"] / on_dask["overlap_dask_s"], 2)
+                                        if on_dask.get("overlap_dask_s") else None),
           "bt_bootstrap_s": round(bootstrap.seconds, 3), "bt_vs_refit": round(refit_200 / bootstrap.seconds, 1)})
 
 

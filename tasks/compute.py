@@ -11,10 +11,12 @@ for debugging and for tiny inputs where starting workers costs more than it save
 from __future__ import annotations
 
 import atexit
+import gc
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import dask
@@ -96,13 +98,37 @@ def parallelism() -> int:
     return max(1, sum(worker["nthreads"] for worker in workers))
 
 
-def map_parallel(fn: Callable[..., T], items: Sequence[Any], **kwargs: Any) -> list[T]:
-    """``[fn(item, **kwargs) for item in items]``, on Dask unless inline mode is chosen."""
+def map_parallel(fn: Callable[..., T], items: Sequence[Any], *, scatter: bool = False, **kwargs: Any) -> list[T]:
+    """``[fn(item, **kwargs) for item in items]``, on Dask unless inline mode is chosen.
+
+    ``scatter``: the items are data (megabytes each), sent straight to the
+    workers rather than through the scheduler inside the task graph.
+    """
     if mode() == "inline":
         return [fn(item, **kwargs) for item in items]
     client = _get_client()
-    futures = client.map(fn, items, pure=False, **kwargs)
+    futures = client.map(fn, client.scatter(list(items), hash=False) if scatter else items, pure=False, **kwargs)
     return client.gather(futures)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Run a batch without the cycle collector, turned back on (as it was) when the batch ends.
+
+    The collector runs after every few hundred allocations and, every so
+    often, walks every tracked object of the process; a batch that builds
+    tens of thousands of small objects and no cycles (tokens, n-grams,
+    values) sets off such full walks over a heap it does not own — measured
+    at ~0.1 s in a 0.3 s batch of features, at random. Whatever garbage the
+    batch leaves is collected after it.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def shutdown() -> None:

@@ -35,7 +35,7 @@ characters, ROUGE's are the lower-cased words of the project's segmentation).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, partial
 from itertools import count
 from typing import NamedTuple, cast
 
@@ -199,20 +199,30 @@ def _unscored(item: FeatureInput) -> Value | None:
     return None
 
 
-def _overlap(scores: Callable[[Sequence[Pair], str], list[float]]) -> Compute:
-    """Scores the responses that have a reference other than their own system's answer, one call per language."""
-    def batch(inputs: Sequence[FeatureInput]) -> list[Value]:
-        values = [_unscored(item) for item in inputs]
-        by_lang: dict[str, list[int]] = {}
-        for n, value in enumerate(values):
-            if value is None:
-                by_lang.setdefault(inputs[n].lang, []).append(n)
-        for lang, positions in by_lang.items():
-            pairs = [(inputs[n].answer_text, inputs[n].reference or "") for n in positions]
-            for n, score in zip(positions, scores(pairs, lang), strict=True):
-                values[n] = Value(score)
-        return cast(list[Value], values)
-    return batch
+Scores = Callable[[Sequence[Pair], str], list[float]]  # one overlap score of each pair, all in one language
+#: the overlap features' scores of (hypothesis, reference) pairs
+OVERLAP: dict[str, Scores] = {"answer_bleu": answer_bleu, "answer_rouge_l": answer_rouge_l}
+
+
+def each_language(scores: Scores) -> Callable[[dict[str, list[Pair]]], dict[str, list[float]]]:
+    """Scores every language's pairs with ``scores``, one language after the other."""
+    return lambda pairs: {lang: scores(some, lang) for lang, some in pairs.items()}
+
+
+def overlap_values(inputs: Sequence[FeatureInput],
+                   score: Callable[[dict[str, list[Pair]]], dict[str, list[float]]]) -> list[Value]:
+    """An overlap feature of every input: ``score`` gets the (answer, reference) pairs to score by language and
+    gives their scores in the same order; the other inputs get the status that says why they have none."""
+    values = [_unscored(item) for item in inputs]
+    positions: dict[str, list[int]] = {}
+    for n, value in enumerate(values):
+        if value is None:
+            positions.setdefault(inputs[n].lang, []).append(n)
+    pairs = {lang: [(inputs[n].answer_text, inputs[n].reference or "") for n in ns] for lang, ns in positions.items()}
+    for lang, scores in score(pairs).items():
+        for n, value in zip(positions[lang], scores, strict=True):
+            values[n] = Value(value)
+    return cast(list[Value], values)
 
 
 DETERMINISTIC: dict[str, Compute] = {
@@ -220,8 +230,8 @@ DETERMINISTIC: dict[str, Compute] = {
     "english_language": _language(lambda item: item.english_prob),
     "citation_map_at_10": _citation("map_cut.10"),
     "citation_recall_at_10": _citation("recall.10"),
-    "answer_bleu": _overlap(answer_bleu),
-    "answer_rouge_l": _overlap(answer_rouge_l),
+    "answer_bleu": partial(overlap_values, score=each_language(answer_bleu)),
+    "answer_rouge_l": partial(overlap_values, score=each_language(answer_rouge_l)),
     "extra_answer_chars": _each(lambda item: Value(float(len(item.answer_text)))),
     "extra_code_switching": _each(lambda item: Value(item.switched_share) if item.switched_share is not None
                                   else Value(None, "not_applicable", "language not identified")),
