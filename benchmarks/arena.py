@@ -11,7 +11,10 @@
   each distinct text tokenised once for BLEU and segmented once for
   ROUGE-L, BLEU's n-grams counted and clipped in numpy and scored by
   ``compute_bleu``'s arithmetic over the whole batch (equal to it),
-  ROUGE-L's LCS by rapidfuzz, the cycle collector paused.
+  ROUGE-L's LCS by rapidfuzz, the cycle collector paused.  The cluster is
+  started only when the stage would send work to it, as a features flow
+  does: an idle local cluster beside an in-process batch slowed it by about
+  a quarter on 2 cores.
   The loop is one process with each library's per-item call and what any
   plain loop would hoist out of it: pytrec_eval per response, one sacreBLEU
   ``BLEU`` per language and its ``sentence_score``, one rouge-score
@@ -146,30 +149,27 @@ def _batched(inputs: list[FeatureInput]) -> dict[str, float]:
     return seconds
 
 
-def _workers_cpu() -> float:
-    """CPU seconds the Dask workers have spent so far (none inline): the stage's work is done there."""
-    if mode() == "inline":
+def _workers_cpu(on_dask: bool) -> float:
+    """CPU seconds the Dask workers have spent so far (none when the stage runs in-process)."""
+    if not on_dask:
         return 0.0
     from distributed import default_client
 
     return sum(spent.user + spent.system for spent in default_client().run(os.times).values())
 
 
-def _stage(inputs: list[FeatureInput]) -> tuple[dict[str, float], float]:
+def _stage(inputs: list[FeatureInput], on_dask: bool) -> tuple[dict[str, float], float]:
     """:func:`_batched`, and the CPU seconds the workers spent on it."""
-    before = _workers_cpu()
+    before = _workers_cpu(on_dask)
     seconds = _batched(inputs)
-    return seconds, _workers_cpu() - before
+    return seconds, _workers_cpu(on_dask) - before
 
 
-def _warm_up(inputs: list[FeatureInput]) -> None:
-    """Every worker process imports the libraries and loads the segmenters before anything is timed."""
-    _batched(inputs)
-    if mode() == "inline":
-        return
+def _warm_up_workers(inputs: list[FeatureInput]) -> None:
+    """Starts the cluster; every worker process imports the libraries and loads the segmenters."""
     from distributed import default_client
 
-    parallelism()  # starts the cluster
+    parallelism()
     client = default_client()
     pairs: dict[str, list[tuple[str, str]]] = {}
     for item in inputs:
@@ -196,6 +196,7 @@ def _overlap_on_dask(responses: int, repeat: int) -> dict[str, float | int | Non
     """BLEU and ROUGE-L of ``responses`` responses through the stage's Dask tasks, and in one batch here."""
     if mode() == "inline":
         return {"dask_responses": responses, "overlap_dask_s": None, "overlap_inprocess_s": None}
+    _warm_up_workers(_inputs(SYSTEMS * 10, seed=0))
     fresh = [_inputs(responses, seed) for seed in range(100, 100 + 2 * repeat)]
 
     def overlap(run: Callable[[list[FeatureInput], str], object]) -> None:
@@ -286,15 +287,20 @@ def main() -> None:
     args = parser.parse_args()
     say(f"features: {len(DETERMINISTIC)} deterministic features x {args.responses} responses")
     warm_up = _inputs(SYSTEMS * 10, seed=0)
-    _warm_up(warm_up)
+    # the cluster runs only where the stage would start it: an idle local cluster slows this process's Python
+    on_dask = _stage_tasks(args.responses) > 0
+    if on_dask:
+        _warm_up_workers(warm_up)
+    _batched(warm_up)
     _loop(warm_up)
     # every timed run gets inputs of its own: none profits from what an earlier one left in a cache
     fresh = [_inputs(args.responses, seed) for seed in range(1, 2 * args.repeat + 1)]
-    batched = best_of(f"batched (the stage, {mode()})", args.repeat, lambda: _stage(fresh.pop()))
+    plan = f"{_stage_tasks(args.responses)} Dask tasks" if on_dask else "in-process"
+    batched = best_of(f"batched (the stage, {plan})", args.repeat, lambda: _stage(fresh.pop(), on_dask))
     seconds, workers_cpu = batched.result
     say("  where the batched time goes: " + ", ".join(f"{name} {spent:.3f} s" for name, spent in seconds.items()))
     loop = best_of("per-response loop", args.repeat, lambda: _loop(fresh.pop()))  # timed like the stage's side
-    on_dask = _overlap_on_dask(args.dask_responses, args.repeat) if args.dask_responses else {}
+    dask = _overlap_on_dask(args.dask_responses, args.repeat) if args.dask_responses else {}
 
     battles, strengths = _battles(seed=0)
     say(f"Bradley-Terry: 19 systems, {len(battles)} battles, 200 tournaments")
@@ -305,15 +311,15 @@ def main() -> None:
     fitted = [bootstrap.result["models"][f"m{n:02d}"]["rating"] for n in range(19)]
     emit("arena",
          {"responses": args.responses, "features": len(DETERMINISTIC), "compute": mode(),
-          "stage_tasks": _stage_tasks(args.responses), **on_dask,
+          "stage_tasks": _stage_tasks(args.responses), **dask,
           "batched_responses_per_s": round(per_second(args.responses, batched.seconds)),
           "loop_responses_per_s": round(per_second(args.responses, loop.seconds)),
           "features_vs_loop_cpu": round(loop.cpu_seconds / (batched.cpu_seconds + workers_cpu), 1),
           "battles": len(battles), "bt_refit_200_s_estimated": round(refit_200, 2),
           "bt_rating_vs_truth_corr": round(float(np.corrcoef(fitted, strengths)[0, 1]), 4)},
          {"features_vs_loop": round(loop.seconds / batched.seconds, 1),
-          "overlap_dask_vs_inprocess": (round(on_dask["overlap_inprocess_s"] / on_dask["overlap_dask_s"], 2)
-                                        if on_dask.get("overlap_dask_s") else None),
+          "overlap_dask_vs_inprocess": (round(dask["overlap_inprocess_s"] / dask["overlap_dask_s"], 2)
+                                        if dask.get("overlap_dask_s") else None),
           "bt_bootstrap_s": round(bootstrap.seconds, 3), "bt_vs_refit": round(refit_200 / bootstrap.seconds, 1)})
 
 

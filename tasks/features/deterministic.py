@@ -50,7 +50,7 @@ from tasks.features.bleu_tokens import translated
 from tasks.features.inputs import FeatureInput
 from tasks.features.ngrams import clipped_matches
 from tasks.inference.refusals import is_refusal
-from tasks.text.segment import tokenize
+from tasks.text.segment import lowered_words
 
 CHARACTER_SCRIPTS = frozenset({"th", "lo", "km", "my"})
 
@@ -160,7 +160,7 @@ def answer_bleu(pairs: Sequence[Pair], lang: str) -> list[float]:
 
 def rouge_words(text: str, lang: str) -> list[str]:
     """ROUGE's tokens: the project's word segmentation of ``lang``, lower-cased (unspaced scripts by words)."""
-    return list(map(str.lower, tokenize(text, lang)))
+    return lowered_words(text, lang)
 
 
 def answer_rouge_l(pairs: Sequence[Pair], lang: str) -> list[float]:

@@ -23,6 +23,7 @@ the text itself after the N-th word and keep its own spacing and punctuation.
 from __future__ import annotations
 
 import logging
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
@@ -51,6 +52,28 @@ _ASTRAL = regex.compile(r"[\U00010000-\U0010FFFF]")
 
 
 _WORD_CHARS = r"\p{L}\p{M}\p{N}"
+
+
+def _latin1_word() -> re.Pattern[str]:
+    """``_WORD`` for text of Latin-1 characters only, in the standard library's ``re``.
+
+    Most text in Western European languages is Latin-1. There ``re``'s
+    classes are byte tables and find the same words ~2.5× faster than
+    ``regex``'s Unicode properties; the classes are ``_WORD``'s own, asked of
+    the 256 characters (no mark is Latin-1, nor is the curly apostrophe).
+    """
+    chars = list(map(chr, range(256)))
+    word = "".join(map(re.escape, filter(regex.compile(f"[{_WORD_CHARS}]").fullmatch, chars)))
+    digit = "".join(map(re.escape, filter(regex.compile(r"\p{N}").fullmatch, chars)))
+    return re.compile(f"[{word}]+(?:(?:'|(?<=[{digit}])[.,](?=[{digit}]))[{word}]+)*")
+
+
+_LATIN1_WORD = _latin1_word()
+_BEYOND_LATIN1 = re.compile(r"[^\x00-\xff]")
+
+
+def _is_latin1(text: str) -> bool:
+    return text.isascii() or not _BEYOND_LATIN1.search(text)
 
 
 @lru_cache(maxsize=8)
@@ -244,8 +267,21 @@ def tokenize(text: str, lang: str) -> list[str]:
     """The words of ``text`` for indexing and truncation; punctuation and spaces are not tokens.
 
     Spaced scripts take the word pattern's ``findall`` (the same words as its
-    spans, without building a match object per word: about 2.5× faster).
+    spans, without building a match object per word: about 2.5× faster),
+    Latin-1 text through ``_LATIN1_WORD``.
     """
     if rule_for(lang).segmenter == "whitespace":
-        return _WORD.findall(text)
+        return (_LATIN1_WORD if _is_latin1(text) else _WORD).findall(text)
     return [text[start:end] for start, end in token_spans(text, lang)]
+
+
+def lowered_words(text: str, lang: str) -> list[str]:
+    """``tokenize(text, lang)``, each word lower-cased.
+
+    A spaced script's Latin-1 text is lowered whole before its words are
+    found: its lowercase maps each character to one Latin-1 character of the
+    same class, so the words are the same, for one call instead of one a word.
+    """
+    if rule_for(lang).segmenter == "whitespace" and _is_latin1(text):
+        return _LATIN1_WORD.findall(text.lower())
+    return list(map(str.lower, tokenize(text, lang)))
