@@ -18,7 +18,7 @@ import jieba
 import pytest
 
 from tasks.sample.mirror import load_content
-from tasks.text.segment import _WORDLIKE, segmenter
+from tasks.text.segment import _WORDLIKE, segmenter, tokenize
 from tests.conftest import shared_data
 
 EXTRAS = [*"，。、！？.-%+#&_ \n\t：；（）《》“”·…—", "\r\n", "1871", "3.14", "50%", "GDP", "iPhone",
@@ -35,11 +35,15 @@ def reference() -> jieba.Tokenizer:
 
 
 def _differing(texts: list[str], reference: jieba.Tokenizer) -> list[str]:
-    """The texts whose word spans differ from jieba's."""
+    """The texts whose word spans, or words (which ``tokenize`` takes without their spans), differ from jieba's."""
     spans = segmenter("jieba", "zh")
-    return [text for text in texts
-            if list(spans(text)) != [(start, end) for word, start, end in reference.tokenize(text)
-                                     if _WORDLIKE.search(word)]]
+    differing = []
+    for text in texts:
+        expected = [(word, start, end) for word, start, end in reference.tokenize(text) if _WORDLIKE.search(word)]
+        if list(spans(text)) != [(start, end) for _, start, end in expected] \
+                or tokenize(text, "zh") != [word for word, _, _ in expected]:
+            differing.append(text)
+    return differing
 
 
 def _dictionary_texts(reference: jieba.Tokenizer, count: int, seed: int) -> Iterator[str]:

@@ -125,7 +125,11 @@ def _consecutive(pieces: list[str], start: int) -> Iterator[Span]:
     return zip(ends, ends[1:])
 
 
-def _jieba() -> SpanFinder:
+Block = tuple[str, list[str], bool]  # a block of text, its pieces laid end to end, whether every piece is a word
+
+
+@lru_cache(maxsize=1)
+def _jieba_blocks() -> Callable[[str], Iterator[Block]]:
     """jieba's segmentation, computed by jieba-rs (rjieba, ~9× faster) wherever the two agree.
 
     jieba cuts a text into blocks (runs of its ``re_han_default`` pattern, and
@@ -138,7 +142,8 @@ def _jieba() -> SpanFinder:
     digits only goes to jieba-rs, every other block to jieba itself: jieba's
     words exactly (``tests/test_segment_jieba.py`` compares them on large,
     varied inputs), at jieba-rs's speed on ordinary Chinese text. Offsets are
-    counted as jieba's ``tokenize`` counts them, word lengths one after another.
+    counted as jieba's ``tokenize`` counts them, word lengths one after another;
+    :func:`tokenize` takes the words themselves (:func:`_jieba_words`).
     """
     import jieba
     import rjieba
@@ -148,19 +153,40 @@ def _jieba() -> SpanFinder:
     tokenizer.initialize()
     rust = rjieba.Jieba()
 
+    def blocks(text: str) -> Iterator[Block]:
+        for block in jieba.re_han_default.split(text):
+            if _RUST_BLOCK.fullmatch(block):  # each of its pieces holds a letter or digit: a word
+                yield block, rust.cut(block), True
+            elif _WORDLIKE.search(block):  # (a block without a letter or digit has no word in it)
+                yield block, list(tokenizer.cut(block)), False
+            else:
+                yield block, [], True
+
+    return blocks
+
+
+def _jieba() -> SpanFinder:
+    """The offsets of jieba's words (see :func:`_jieba_blocks`)."""
+    blocks = _jieba_blocks()
+
     def spans(text: str) -> Iterator[Span]:
         found: list[Span] = []
         start = 0
-        for block in jieba.re_han_default.split(text):
-            if _RUST_BLOCK.fullmatch(block):  # each of its pieces holds a letter or digit: a word
-                found.extend(_consecutive(rust.cut(block), start))
-            elif _WORDLIKE.search(block):  # (a block without a letter or digit has no word in it)
-                pieces = list(tokenizer.cut(block))
-                found.extend(span for piece, span in zip(pieces, _consecutive(pieces, start)) if _WORDLIKE.search(piece))
+        for block, pieces, all_words in blocks(text):
+            laid = _consecutive(pieces, start)
+            found.extend(laid if all_words else (span for piece, span in zip(pieces, laid) if _WORDLIKE.search(piece)))
             start += len(block)
         return iter(found)
 
     return spans
+
+
+def _jieba_words(text: str) -> list[str]:
+    """jieba's words of ``text`` themselves, without their offsets (see :func:`_jieba_blocks`)."""
+    found: list[str] = []
+    for _block, pieces, all_words in _jieba_blocks()(text):
+        found.extend(pieces if all_words else filter(_WORDLIKE.search, pieces))
+    return found
 
 
 def _fugashi() -> SpanFinder:
@@ -229,6 +255,8 @@ def _icu(tag: str) -> SpanFinder:
 # Segmenters built once per process, and those built once per language tag.
 _LOADERS: dict[str, Callable[[], SpanFinder]] = {"jieba": _jieba, "fugashi": _fugashi}
 _TAG_LOADERS: dict[str, Callable[[str], SpanFinder]] = {"icu": _icu}
+# Segmenters that give their words without offsets faster than the words can be cut out at their offsets.
+_WORD_FINDERS: dict[str, Callable[[str], list[str]]] = {"jieba": _jieba_words}
 
 
 @lru_cache(maxsize=None)
@@ -268,10 +296,13 @@ def tokenize(text: str, lang: str) -> list[str]:
 
     Spaced scripts take the word pattern's ``findall`` (the same words as its
     spans, without building a match object per word: about 2.5× faster),
-    Latin-1 text through ``_LATIN1_WORD``.
+    Latin-1 text through ``_LATIN1_WORD``; jieba gives its words directly.
     """
-    if rule_for(lang).segmenter == "whitespace":
+    segmenter_name = rule_for(lang).segmenter
+    if segmenter_name == "whitespace":
         return (_LATIN1_WORD if _is_latin1(text) else _WORD).findall(text)
+    if segmenter_name in _WORD_FINDERS:
+        return _WORD_FINDERS[segmenter_name](text)
     return [text[start:end] for start, end in token_spans(text, lang)]
 
 
