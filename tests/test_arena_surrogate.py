@@ -132,3 +132,23 @@ def test_r2_is_undefined_when_the_judge_s_ratings_do_not_vary() -> None:
     features = np.array([[0.1], [0.5], [0.9]])
     result = leave_groups_out(features, np.zeros(3), ["a", "b", "c"], seed=0)
     assert (result["r2"], result["r2_ci"]) == (None, None)
+
+
+def test_a_systems_missing_feature_takes_the_others_mean_and_a_feature_nobody_has_is_zero() -> None:
+    import warnings
+
+    from tasks.arena.surrogate import FeatureCube
+
+    nan = float("nan")
+    # 2 queries × 3 systems × 2 features; system c never has feature 0, no system has feature 1
+    values = np.array([[[1.0, nan], [3.0, nan], [nan, nan]],
+                       [[2.0, nan], [5.0, nan], [nan, nan]]])
+    cube = FeatureCube((("en", "1"), ("en", "2")), ("a", "b", "c"), ("f0", "f1"), values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        means = cube.means()
+        weighted = cube.means(np.array([3.0, 1.0]))
+    # a: (1 + 2) / 2, b: (3 + 5) / 2, c: the mean of a's and b's
+    assert means.tolist() == [[1.5, 0.0], [4.0, 0.0], [2.75, 0.0]]
+    # weights 3 and 1: a (3·1 + 2) / 4, b (3·3 + 5) / 4
+    assert weighted[:, 0].tolist() == [1.25, 3.5, 2.375]

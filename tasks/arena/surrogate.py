@@ -108,8 +108,10 @@ class FeatureCube:
         counts = np.einsum("q,qsf->sf", w, present.astype(float))
         with np.errstate(invalid="ignore", divide="ignore"):
             means = totals / counts
-        column_means = np.nanmean(np.where(np.isnan(means), np.nan, means), axis=0)
-        return np.where(np.isnan(means), np.nan_to_num(column_means), means)
+        # a gap takes its feature's mean over the systems that have it (0 when none has: no warning for that)
+        known = ~np.isnan(means)
+        column_means = np.where(known, means, 0.0).sum(axis=0) / np.maximum(known.sum(axis=0), 1)
+        return np.where(known, means, column_means)
 
 
 def feature_cube(rows: Sequence[tuple[str, str, str, str, float | None]]) -> FeatureCube:
