@@ -70,3 +70,10 @@ def test_read_wikitext_collects_templates_and_categories() -> None:
 def test_name_key_normalises_like_mediawiki_titles() -> None:
     assert name_key("  Set_index__article ") == "set index article"
     assert name_key("Неоднозначність") == name_key("неоднозначність")
+
+
+def test_spaces_collapse_inside_lines_and_paragraphs_keep_one_blank_line() -> None:
+    # tabs, a no-break space, an ideographic space and a carriage return are spaces; a line's ends are trimmed;
+    # four line breaks are one blank line; a behaviour switch goes, a URL's double underscore stays
+    text = " a \t b\xa0\xa0c \n\n\n\n  d\u3000e \r\n f __NOTOC__ \nx__y "
+    assert clean_wikitext(text, {}) == "a b c\n\nd e\nf\nx__y"

@@ -92,7 +92,11 @@ _BEHAVIOUR_SWITCH = re.compile(r"(?<![^\W_])__(?:[^\W_]|_(?!_))+__")
 # Safety net for markup the parser left as text (unbalanced brackets, unclosed
 # tags): the output promises to carry none of it.
 _RESIDUE = re.compile(r"\{\{|\}\}|\[\[|\]\]|\{\||\|\}|'{2,}|</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
-_SPACES = re.compile(r"[^\S\n]+")
+# a run of spaces that is not already one plain space (matching every single space between words cost 3x)
+_SPACES = re.compile(r"[^\S\n]{2,}|[^\S \n]")
+# what each of _RESIDUE's alternatives starts with (a substring test is far cheaper than the pattern)
+_RESIDUE_MARKS = ("{{", "}}", "[[", "]]", "{|", "|}", "''", "<")
+_LINE_EDGE = re.compile(r" \n ?|\n ")  # a space next to a newline
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
@@ -184,7 +188,8 @@ class _Renderer:
         if "''" in text:
             text = _QUOTES.sub(_apostrophes, text)
         text = text.replace(_GAP, "")
-        text = _BEHAVIOUR_SWITCH.sub("", text)
+        if "__" in text:  # (the pattern's lookbehind is tried at every position: most pages have no switch)
+            text = _BEHAVIOUR_SWITCH.sub("", text)
         return _ENTITY.sub(lambda match: html.unescape(match.group()), text) if "&" in text else text
 
     def _note_template(self, name: str) -> None:
@@ -232,7 +237,7 @@ class _Renderer:
         title = match.group(1).strip()
         label = match.group(2)
         prefix, rest = _split_prefix(title)
-        key = name_key(prefix)
+        key = name_key(prefix) if prefix else ""  # (most links have no prefix)
         if not title.startswith(":"):
             if key in self.category_ns:
                 self.categories.add(name_key(rest))
@@ -246,10 +251,16 @@ class _Renderer:
 
 
 def _tidy(text: str) -> str:
-    """Strip leftover markup, collapse spaces inside lines and keep single blank lines between paragraphs."""
-    text = _RESIDUE.sub("", text)
-    lines = (_SPACES.sub(" ", line).strip() for line in text.split("\n"))
-    return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+    """Strip leftover markup, collapse spaces inside lines and keep single blank lines between paragraphs.
+
+    Whole-text passes, no loop over lines: once every run of spaces is one
+    space, a line's ends are at most one space each, next to its newlines.
+    The residue net runs only where one of its marks is left (rarely).
+    """
+    if any(mark in text for mark in _RESIDUE_MARKS):
+        text = _RESIDUE.sub("", text)
+    text = _LINE_EDGE.sub("\n", _SPACES.sub(" ", text))
+    return _BLANK_LINES.sub("\n\n", text).strip()
 
 
 def read_wikitext(wikitext: str, namespaces: Mapping[int, str]) -> PageText:
