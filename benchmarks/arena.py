@@ -64,7 +64,7 @@ from tasks.arena.bradley_terry import Battle, ratings  # noqa: E402
 from tasks.compute import mode, parallelism, paused_gc  # noqa: E402
 from tasks.features.deterministic import DETERMINISTIC, OVERLAP, bleu_tokenizer, rouge_words  # noqa: E402
 from tasks.features.inputs import FeatureInput  # noqa: E402
-from tasks.features.stages import CHUNK, _compute_chunk, _tasks, deterministic_values  # noqa: E402
+from tasks.features.stages import CHUNK, _compute_chunk, _tasks, deterministic_values, distributes  # noqa: E402
 from tasks.inference.refusals import is_refusal  # noqa: E402
 
 #: Per language, words by falling frequency: sentences drawn from them are Zipf-like and almost never repeat.
@@ -180,10 +180,9 @@ def _warm_up_workers(inputs: list[FeatureInput]) -> None:
 
 
 def _stage_tasks(responses: int) -> int:
-    """How many Dask tasks the stage sends each overlap feature of ``responses`` responses to (0: in-process)."""
-    if responses < 2 * CHUNK or mode() == "inline" or parallelism() == 1:
-        return 0
-    return len(_tasks({"en": [("", "")] * responses}))
+    """How many Dask tasks the stage sends each overlap feature of ``responses`` responses to (0: in-process);
+    every benchmark response has a reference, so each is a pair."""
+    return len(_tasks({"en": [("", "")] * responses})) if distributes(responses) else 0
 
 
 def _in_process(inputs: list[FeatureInput], name: str) -> list[object]:

@@ -163,8 +163,9 @@ def fit_many(n_models: int, winner: np.ndarray, loser: np.ndarray, weights: np.n
         open_ = np.abs(gradient).max(axis=1) > GTOL
         if not open_.any():
             break
-        active, chosen, gradient, margins = active[open_], chosen[open_], gradient[open_], margins[open_]
-        curvature = chosen * special.expit(margins) * special.expit(-margins)
+        active, chosen, gradient, margins, lost = (active[open_], chosen[open_], gradient[open_], margins[open_],
+                                                   lost[open_])
+        curvature = chosen * special.expit(margins) * lost
         hessian = np.asarray(cells.T @ curvature.T).T.reshape(-1, n, n) + shift
         step = -np.linalg.solve(hessian, gradient[:, :, None])[:, :, 0]
         scale = np.ones(len(active))

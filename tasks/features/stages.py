@@ -103,11 +103,16 @@ def _on_dask(pairs: dict[str, list[Pair]], name: str) -> dict[str, list[float]]:
     return scored
 
 
+def distributes(responses: int) -> bool:
+    """Whether an overlap feature of ``responses`` responses goes to the Dask cluster: two tasks' worth at least,
+    and more than one task can run at once (the size is asked first, so a small batch never starts a cluster)."""
+    return responses >= 2 * CHUNK and parallelism() > 1
+
+
 def deterministic_values(inputs: Sequence[FeatureInput], name: str) -> list[Value]:
-    """The deterministic feature ``name`` of every input (read without passages): an overlap feature of at least
-    two tasks' worth of responses in tasks on the Dask cluster when more than one task can run at once; else in
-    one batch here (see the module notes)."""
-    if name in OVERLAP and len(inputs) >= 2 * CHUNK and parallelism() > 1:
+    """The deterministic feature ``name`` of every input (read without passages): an overlap feature in tasks on
+    the Dask cluster when it :func:`distributes`, anything else in one batch here (see the module notes)."""
+    if name in OVERLAP and distributes(len(inputs)):
         return overlap_values(inputs, partial(_on_dask, name=name))
     with paused_gc():
         return DETERMINISTIC[name](inputs)
