@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import os
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -13,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from tasks.errors import ConfigError
-from tasks.warehouse import db, migrations
+from tasks.warehouse import db, migrations, writers
 from tasks.warehouse.db import Warehouse
-from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir
+from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir, sweep_abandoned
 
 
 def _doc(lang: str, page_id: int, title: str) -> dict:
@@ -62,6 +64,48 @@ def test_replace_cell_switches_only_that_cell_and_removes_old_shards(tmp_path: P
         assert wh.query("SELECT title, fingerprint FROM documents WHERE lang = 'en'") == [("Four", "c" * 64)]
         assert wh.query("SELECT title FROM documents WHERE lang = 'ja'") == [("東京",)]
         assert list(old_dir.glob("*.parquet")) == []
+
+
+def test_a_query_that_started_before_a_cell_was_replaced_still_reads_the_old_shards(tmp_path: Path) -> None:
+    """Another thread's stage replaces a cell while a query scans the table: the query finishes on the files it
+    bound, and they are deleted once no operation is running (CI saw "Cannot open file" here)."""
+    started, resume = threading.Event(), threading.Event()
+
+    def pause(title: str) -> str:  # holds the scan after its first row, inside the first shard
+        if not started.is_set():
+            started.set()
+            resume.wait(30)
+        return title
+
+    result: dict[str, object] = {}
+
+    def scan(wh: Warehouse) -> None:
+        try:
+            with wh._cursor() as cur:
+                cur.create_function("pause", pause, ["VARCHAR"], "VARCHAR")
+                cur.execute("SET threads = 1")  # one scan thread: the later shards are opened after the pause
+                result["rows"] = cur.execute("SELECT pause(title) FROM documents_raw WHERE lang = 'ja'").fetchall()
+        except Exception as exc:  # noqa: BLE001 - reported to the test's thread
+            result["error"] = exc
+
+    with Warehouse(tmp_path) as wh:
+        old_dir = _write_cell(wh, "ja", "a" * 64, [f"t{i}" for i in range(9)])
+        reader = threading.Thread(target=scan, args=(wh,))
+        reader.start()
+        assert started.wait(30)
+        _write_cell(wh, "ja", "b" * 64, ["new"])
+        assert len(list(old_dir.glob("*.parquet"))) == 5  # still read by the scan
+        writers.release(old_dir)  # as its stage settled it when it was published
+        aged = time.time() - 10 * writers.GRACE_SECONDS
+        os.utime(old_dir, (aged, aged))  # unlisted, no writer marker, old: what a sweep deletes as abandoned
+        assert sweep_abandoned(wh) == []
+        assert len(list(old_dir.glob("*.parquet"))) == 5
+        resume.set()
+        reader.join(30)
+        assert "error" not in result, result
+        assert sorted(result["rows"]) == [(f"t{i}",) for i in range(9)]
+        assert list(old_dir.glob("*.parquet")) == []  # deleted when the scan ended
+        assert wh.query("SELECT title FROM documents_raw WHERE lang = 'ja'") == [("new",)]
 
 
 def test_views_survive_reopening_and_no_temp_files_are_left(tmp_path: Path) -> None:

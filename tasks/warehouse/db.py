@@ -158,6 +158,7 @@ class _Database:
         self._opened_at = 0.0
         self._closer: threading.Thread | None = None
         self._local = threading.local()
+        self._retired: list[UPath] = []  # superseded shard files, deleted when no operation may still read them
         self.opens = 0  # how many times this process opened the file (tests, measurements)
 
     # -- one operation -----------------------------------------------------------------
@@ -220,10 +221,32 @@ class _Database:
             self._cond.notify_all()
         return con
 
+    def retire(self, paths: Sequence[UPath]) -> None:
+        """Delete superseded shard files once no operation of this process that started before may still read them.
+
+        A query binds a lake view's file list when it starts and opens the files as it scans, so a query that began
+        before :meth:`Warehouse.replace_cells` committed still reads the old shards (another thread's stage reading
+        other cells of the same table, say). The files therefore go when the operation count next reaches zero;
+        other processes cannot be inside the file meanwhile (the cross-process lock), and folders left by a process
+        that dies first are swept as abandoned (:func:`tasks.warehouse.lake.sweep_abandoned`).
+        """
+        with self._cond:
+            if self._refs:
+                self._retired += paths
+                return
+        remove(paths)
+
+    def retiring_folders(self) -> set[str]:
+        """The folders (filesystem paths) of shard files waiting in :meth:`retire`: not garbage yet."""
+        with self._cond:
+            return {path.parent.path for path in self._retired}
+
     def _exit(self) -> None:
+        retired: list[UPath] = []
         with self._cond:
             self._refs -= 1
             if self._refs == 0:
+                retired, self._retired = self._retired, []
                 if LINGER_SECONDS <= 0 or (not self._in_slice() and self._other_waiters()):
                     self._close_locked()
                 else:
@@ -232,6 +255,7 @@ class _Database:
                         self._closer = threading.Thread(target=self._close_when_idle, name="warehouse-closer", daemon=True)
                         self._closer.start()
             self._cond.notify_all()
+        remove(retired)
 
     def _close_when_idle(self) -> None:
         """Close the lingering connection when it has been idle long enough, or at once when another process waits."""
@@ -521,7 +545,12 @@ class Warehouse:
             for table in sorted({table for table, *_ in changes}):
                 self._create_lake_view(cur, table)
         keep = {s.path for *_, shards in changes for s in shards}
-        remove(self.lake_root / rel for rel in old if rel not in keep)
+        self._db.retire([self.lake_root / rel for rel in old if rel not in keep])
+
+    def retiring_folders(self) -> set[str]:
+        """Folders of superseded shards that a query of this process may still be reading (see ``_Database.retire``);
+        a sweep leaves them to that mechanism."""
+        return self._db.retiring_folders()
 
     def refresh_views(self) -> None:
         """Rebuild every lake view from the catalog, then the named views in ``sql/views``."""

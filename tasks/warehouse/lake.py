@@ -235,6 +235,7 @@ def sweep_abandoned(wh: Any) -> list[UPath]:
     if not lake_root.is_dir():
         return []
     listed = {str(Path(path).parent) for (path,) in wh.query("SELECT path FROM lake_shards")}
+    retiring = wh.retiring_folders()
     deleted = []
     for table in _subfolders(lake_root):
         if table.name not in LAKE_TABLES:
@@ -244,7 +245,7 @@ def sweep_abandoned(wh: Any) -> list[UPath]:
                 if f"{table.name}/{cell.name}/{directory.name}" in listed:
                     if writers.writer_state(directory) == "dead":
                         writers.release(directory)
-                elif writers.abandoned(directory):
+                elif directory.path not in retiring and writers.abandoned(directory):
                     deleted.append(directory)
     remove(deleted, recursive=True)
     if deleted:
