@@ -54,11 +54,11 @@ def _arm(spec: str) -> None:
 
         original_save = embedded._FieldWords.save
 
-        def save(self, directory, doc_count, config):  # type: ignore[no-untyped-def]
+        def save(self, directory, config):  # type: ignore[no-untyped-def]
             # <home>/indexes/tantivy/<lang>/.<fingerprint>.<attempt>/<field>
             if directory.name == "body" and directory.parent.parent.name == detail:
                 _pause(spec)
-            return original_save(self, directory, doc_count, config)
+            return original_save(self, directory, config)
 
         embedded._FieldWords.save = save  # type: ignore[method-assign]
     else:

@@ -44,21 +44,30 @@ def test_an_index_without_score_matrices_asks_for_a_rebuild(tmp_path: Path) -> N
 def test_field_scores_are_bm25s_lucene_scores_to_the_bit() -> None:
     # The vectorised scoring must give the matrix bm25s's own indexing gives (N and
     # mean length over the documents that have the field), so no ranking or score moves.
+    # Three blocks of texts go through the build's path: pieces, their words, counts per block.
+    from concurrent.futures import ThreadPoolExecutor
+
     import bm25s
     import numpy as np
+    import tantivy
     from scipy.sparse import csr_array
 
     rng = np.random.default_rng(7)
+    docs = [[] if row % 5 == 2 else [f"w{int(x)}" for x in rng.zipf(1.4, size=int(rng.integers(1, 40))) if x < 900]
+            for row in range(600)]
     words = embedded._FieldWords()
-    listed = []
-    for row in range(600):
-        doc = [] if row % 5 == 2 else [f"w{int(x)}" for x in rng.zipf(1.4, size=int(rng.integers(1, 40))) if x < 900]
-        words.add(row, doc)
-        listed += [[words.vocabulary[word] for word in doc]] if doc else []
-    ours = words.scores(600, CONFIG)
+    analyzer = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for start in range(0, len(docs), 200):
+            texts = [" ".join(doc) for doc in docs[start:start + 200]]
+            words.add_texts(embedded._SplitTexts.of(texts), analyzer, pool)
+        ours = words.scores(CONFIG)
+    rows = [row for row, doc in enumerate(docs) if doc]
+    listed = [[words.vocabulary[word] for word in docs[row]] for row in rows]
     model = bm25s.BM25(k1=CONFIG.k1, b=CONFIG.b, method="lucene")
     model.index((listed, dict(words.vocabulary)), create_empty_token=False, show_progress=False)
-    rows = np.frombuffer(words.rows, dtype=np.int32)
-    theirs = csr_array((model.scores["data"], rows[model.scores["indices"]], model.scores["indptr"]), shape=ours.shape)
+    theirs = csr_array((model.scores["data"], np.array(rows)[model.scores["indices"]], model.scores["indptr"]),
+                       shape=ours.shape)
+    assert ours.shape == (len(words.vocabulary), len(docs))
     assert np.array_equal(ours.indptr, theirs.indptr) and np.array_equal(ours.indices, theirs.indices)
     assert ours.data.dtype == np.float32 and np.array_equal(ours.data, theirs.data)

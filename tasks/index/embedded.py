@@ -28,8 +28,9 @@ or ``"Weird" Al`` are just words. A query costs in proportion to the
 documents its words occur in; the size of the collection costs one pass per
 chunk of up to ``SEARCH_CHUNK`` queries.
 
-A build keeps every document's word ids in memory until the field is scored
-(4 bytes a word; at the peak about 3 KB per document of 200 words, besides the documents
+A build keeps each field's word counts in memory until the field is scored
+(8 bytes per distinct word of a document; at the peak, while the counts are
+turned word by word, about 4 KB per document of 200 words besides the documents
 themselves; the index takes about 1 KB per such document on disk). It is
 published atomically: the index is written to a fresh hidden directory
 beside ``path`` and ``path`` is a symlink switched to it with one rename, so
@@ -48,7 +49,7 @@ import uuid
 from array import array
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
@@ -59,7 +60,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import tantivy
-from scipy.sparse import csr_array
+from scipy.sparse import csr_array, vstack
 from tqdm import tqdm
 
 from tasks.compute import thread_budget
@@ -94,6 +95,10 @@ SEARCH_CHUNK = 256
 CHUNK_POSTINGS = 1 << 22
 # Documents analysed together by a build: Arrow splits and deduplicates their pieces of text at once.
 INDEX_BLOCK = 16_384
+# Blocks a build's pool splits while the next one is read: enough to keep the pool's threads busy.
+BLOCKS_IN_FLIGHT = 2
+# Entries of a field's counts scored together: their float64 temporaries fit a core's cache.
+SCORE_SLICE = 1 << 16
 # Opened indexes kept per process: loading one parses its vocabularies.
 OPEN_INDEXES = 8
 _INT32_MAX = np.iinfo(np.int32).max
@@ -140,40 +145,52 @@ class _Pieces:
     starts: array = field(default_factory=lambda: array("q"))
     lengths: array = field(default_factory=lambda: array("i"))
 
-    def piece_id(self, piece: str, analyzer: tantivy.TextAnalyzer) -> int:
-        """The id of ``piece``; a new piece is analysed and its words get columns."""
-        known = self.ids.get(piece)
-        if known is not None:
-            return known
-        words = analyzer.analyze(piece)
-        self.starts.append(len(self.words))
-        self.lengths.append(len(words))
-        self.words.extend(map(self.vocabulary.__getitem__, words))
-        known = self.ids[piece] = len(self.ids)
-        return known
+    def piece_ids(self, pieces: list[str], analyzer: tantivy.TextAnalyzer) -> np.ndarray:
+        """The ids of ``pieces``; a new piece is analysed and its words get columns."""
+        ids = list(map(self.ids.get, pieces))
+        for position in [position for position, known in enumerate(ids) if known is None]:
+            piece = pieces[position]
+            known = self.ids.get(piece)  # a piece seen earlier in this list
+            if known is None:
+                words = analyzer.analyze(piece)
+                self.starts.append(len(self.words))
+                self.lengths.append(len(words))
+                self.words.extend(map(self.vocabulary.__getitem__, words))
+                known = self.ids[piece] = len(self.ids)
+            ids[position] = known
+        return np.array(ids, dtype=np.int64)
 
-    def words_of(self, split: _SplitTexts, analyzer: tantivy.TextAnalyzer) -> tuple[np.ndarray, np.ndarray]:
-        """The word ids of a block of texts, text after text, and how many words each text has."""
-        distinct = split.distinct.to_pylist()
-        ids = np.fromiter((self.piece_id(piece, analyzer) for piece in distinct), dtype=np.int64, count=len(distinct))
-        occurrences = ids[split.pieces]
-        starts = np.frombuffer(self.starts, dtype=np.int64)[occurrences]
-        lengths = np.frombuffer(self.lengths, dtype=np.int32)[occurrences].astype(np.int64)
-        ends = np.cumsum(lengths)
-        positions = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(starts - (ends - lengths), lengths)
+    def expansion(self, ids: np.ndarray) -> csr_array:
+        """A (piece × word) matrix of the pieces ``ids``: how often each word occurs in each piece."""
+        lengths = np.frombuffer(self.lengths, dtype=np.int32)[ids].astype(np.int64)
+        indptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)  # a block's pieces have few words
+        starts = np.frombuffer(self.starts, dtype=np.int64)[ids]
+        positions = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
         words = np.frombuffer(self.words, dtype=np.int32)[positions]
-        words_per_text = np.diff(np.concatenate(([0], ends))[np.concatenate(([0], split.text_ends))])
-        return words, words_per_text
+        return csr_array((np.ones(len(words), dtype=np.float32), words, indptr), shape=(len(ids), len(self.vocabulary)))
+
+    def counts_of(self, split: _SplitTexts, analyzer: tantivy.TextAnalyzer, pool: Executor) -> Future[csr_array]:
+        """A block of texts as a (text × word) matrix of word counts, computed on ``pool``.
+
+        The block's (text × distinct piece) occurrences, as Arrow cut them, times each distinct piece's words: one
+        sparse product in C++ (without the GIL) does per word occurrence what would otherwise be several array
+        passes, and sums a text's repeated words as it goes. Word order is lost, which BM25 never reads. The
+        pieces get their ids here, in order, since the ids depend on the blocks before.
+        """
+        ids = self.piece_ids(split.distinct.to_pylist(), analyzer)
+        occurrences = csr_array((np.ones(len(split.pieces), dtype=np.float32), split.pieces, split.offsets),
+                                shape=(len(split.offsets) - 1, len(ids)))
+        return pool.submit(occurrences.__matmul__, self.expansion(ids))
 
 
 @dataclass(frozen=True)
 class _SplitTexts:
     """A block of texts cut at spaces: its distinct pieces, each piece occurrence as an index into them, and where
-    each text's pieces end."""
+    each text's pieces start and end (``offsets``, one more than there are texts)."""
 
     distinct: pa.Array
     pieces: np.ndarray
-    text_ends: np.ndarray
+    offsets: np.ndarray
 
     @classmethod
     def of(cls, texts: list[str]) -> _SplitTexts:
@@ -181,85 +198,95 @@ class _SplitTexts:
         do it for one block while the build reads the next."""
         split = pc.split_pattern(pa.array(texts, pa.large_string()), " ")
         encoded = pc.dictionary_encode(pc.list_flatten(split))
-        return cls(encoded.dictionary, encoded.indices.to_numpy(),
-                   np.cumsum(pc.list_value_length(split).to_numpy(zero_copy_only=False)))
+        return cls(encoded.dictionary, encoded.indices.to_numpy(), split.offsets.to_numpy())
 
 
 @dataclass
 class _FieldWords:
-    """One field's words while a build reads the documents: word ids, document after document.
+    """One field's words while a build reads the documents: a (document × word) count matrix per block.
 
-    Only documents with a word in the field are listed (``rows`` holds their
-    positions in the index, ``lengths`` their word counts), so that N and the
-    mean length are Lucene's (its ``docCount`` counts the documents that have
-    the field). Words are kept as 4-byte ids in one flat array, not as a list
-    per document: the scores are then computed by a few array operations
-    over the whole field instead of Python loops per document.
+    Only documents with a word in the field count for N and the mean length,
+    as in Lucene (its ``docCount`` counts the documents that have the field).
+    The blocks keep 8 bytes per distinct (document, word); the scores are
+    computed by a few array operations over the whole field instead of Python
+    loops per document.
     """
 
     pieces: _Pieces = field(default_factory=_Pieces)
-    words: array = field(default_factory=lambda: array("i"))
-    lengths: array = field(default_factory=lambda: array("i"))
-    rows: array = field(default_factory=lambda: array("i"))
+    blocks: list[Future[csr_array]] = field(default_factory=list)
 
     @property
     def vocabulary(self) -> _Vocabulary:
         return self.pieces.vocabulary
 
-    def add_texts(self, first_row: int, texts: _SplitTexts, analyzer: tantivy.TextAnalyzer) -> None:
-        """Add the field's texts of the documents at ``first_row``, ``first_row + 1``, ... (what a build does)."""
-        words, lengths = self.pieces.words_of(texts, analyzer)
-        self._append(np.arange(first_row, first_row + len(lengths)), lengths, words)
+    def add_texts(self, texts: _SplitTexts, analyzer: tantivy.TextAnalyzer, pool: Executor) -> None:
+        """Add the field's texts of the next documents (what a build does); their counts are computed on ``pool``."""
+        self.blocks.append(self.pieces.counts_of(texts, analyzer, pool))
 
-    def add(self, row: int, words: list[str]) -> None:
-        """Add one document's words, already analysed (how the scoring is checked against bm25s's own indexing)."""
-        ids = np.fromiter(map(self.vocabulary.__getitem__, words), dtype=np.int32, count=len(words))
-        self._append(np.array([row]), np.array([len(words)]), ids)
+    def term_frequencies(self) -> csr_array:
+        """The (word × document) counts, each word's documents in index order (one conversion of the blocks)."""
+        blocks = [block.result() for block in self.blocks]
+        for block in blocks:  # a block holds the columns of the words known when it was read
+            block.resize((block.shape[0], len(self.vocabulary)))
+        counts = vstack(blocks, format="csr").T.tocsr()
+        index_type = np.int32 if max(counts.nnz, *counts.shape) <= _INT32_MAX else np.int64  # what a search expects
+        return csr_array((counts.data, counts.indices.astype(index_type, copy=False),
+                          counts.indptr.astype(index_type, copy=False)), shape=counts.shape)
 
-    def _append(self, rows: np.ndarray, lengths: np.ndarray, words: np.ndarray) -> None:
-        listed = np.flatnonzero(lengths)
-        self.rows.frombytes(rows[listed].astype(np.int32).tobytes())
-        self.lengths.frombytes(lengths[listed].astype(np.int32).tobytes())
-        self.words.frombytes(words.astype(np.int32).tobytes())
-
-    def scores(self, doc_count: int, config: IndexConfig) -> csr_array:
+    def scores(self, config: IndexConfig) -> csr_array:
         """The (word × document) BM25 matrix, bit for bit what ``bm25s.BM25(method="lucene").index`` computes.
 
-        Term frequencies come from one sparse construction (scipy sums the
-        repeated (word, document) pairs, and keeps each word's documents in
-        index order because the words arrive document after document). The
-        arithmetic then follows bm25s's, operation for operation and in the
+        The arithmetic follows bm25s's, operation for operation and in the
         same precisions: idf by ``math.log`` in float64 rounded to float32,
         the length norm and the tf component in float64, their product
         rounded to float32.
         """
-        words = np.frombuffer(self.words, dtype=np.int32)
-        lengths = np.frombuffer(self.lengths, dtype=np.int32)
-        rows = np.frombuffer(self.rows, dtype=np.int32)
-        ones = np.ones(len(words), dtype=np.float32)
-        tf = csr_array((ones, (words, np.repeat(rows, lengths))), shape=(len(self.vocabulary), doc_count))
-        listed = len(lengths)
+        tf = self.term_frequencies()
+        length_of = np.bincount(tf.indices, weights=tf.data, minlength=tf.shape[1])
+        listed = int(np.count_nonzero(length_of))
         frequencies, frequency_of_word = np.unique(np.diff(tf.indptr), return_inverse=True)
         idf = np.array([math.log(1 + (listed - df + 0.5) / (df + 0.5)) for df in frequencies.tolist()],
                        dtype=np.float32)[frequency_of_word]
-        length_of = np.zeros(doc_count, dtype=np.float64)
-        length_of[rows] = lengths
-        norm = config.k1 * ((1 - config.b) + config.b * length_of / lengths.mean())
-        counts = tf.data.astype(np.float64)
-        component = counts / (norm[tf.indices] + counts)
-        tf.data = (np.repeat(idf, np.diff(tf.indptr)) * component).astype(np.float32)
+        norm = config.k1 * ((1 - config.b) + config.b * length_of / (length_of.sum() / listed))
+        tf.data = _bm25_terms(tf, idf, norm)
         return tf
 
-    def save(self, directory: Path, doc_count: int, config: IndexConfig) -> None:
+    def save(self, directory: Path, config: IndexConfig) -> None:
         """Score the field at the config's k1/b and save it in bm25s's format; a field without words saves nothing."""
-        if not self.lengths:
+        if not self.vocabulary:
             return
-        matrix = self.scores(doc_count, config)
+        matrix = self.scores(config)
         model = bm25s.BM25(k1=config.k1, b=config.b, method="lucene")
-        model.scores = {"data": matrix.data, "indices": matrix.indices, "indptr": matrix.indptr, "num_docs": doc_count}
+        model.scores = {"data": matrix.data, "indices": matrix.indices, "indptr": matrix.indptr,
+                        "num_docs": matrix.shape[1]}
         model.vocab_dict = dict(self.vocabulary)
         model.nonoccurrence_array = None
         model.save(directory, show_progress=False)
+
+
+def _bm25_terms(tf: csr_array, idf: np.ndarray, norm: np.ndarray) -> np.ndarray:
+    """``idf[word] · tf / (norm[doc] + tf)`` for every entry of the (word × document) counts, in float32.
+
+    Computed in float64 as bm25s does, slice after slice of ``SCORE_SLICE`` entries on the process's threads:
+    each slice's temporaries stay in the cache, and NumPy releases the GIL for the arithmetic.
+    """
+    scores = np.empty(tf.nnz, dtype=np.float32)
+    word_ends = tf.indptr[1:]
+
+    def score(start: int) -> None:
+        end = min(start + SCORE_SLICE, tf.nnz)
+        first, last = np.searchsorted(word_ends, [start, end - 1], side="right").tolist()
+        per_word = np.minimum(word_ends[first:last + 1], end) - np.maximum(tf.indptr[first:last + 1], start)
+        counts = tf.data[start:end].astype(np.float64)
+        norms = norm[tf.indices[start:end]]
+        norms += counts
+        counts /= norms
+        counts *= np.repeat(idf[first:last + 1], per_word)
+        scores[start:end] = counts
+
+    with ThreadPoolExecutor(max_workers=thread_budget()) as pool:
+        list(pool.map(score, range(0, tf.nnz, SCORE_SLICE)))
+    return scores
 
 
 @dataclass(frozen=True)
@@ -441,21 +468,19 @@ class TantivyIndex:
         fields = {name: _FieldWords() for name in FIELDS}
         doc_ids = array("q")
         texts: dict[str, list[str]] = {name: [] for name in FIELDS}
-        # Blocks whose texts a thread is splitting: (first row, the split of each field). The next block is read
-        # meanwhile; pieces get their ids block after block, in document order.
-        pending: deque[tuple[int, dict[str, Future[_SplitTexts]]]] = deque()
+        # Blocks whose texts the pool is splitting (the split of each field). The next blocks are read meanwhile;
+        # pieces get their ids block after block, in document order, and the pool counts each block's words.
+        pending: deque[dict[str, Future[_SplitTexts]]] = deque()
 
         def analyse(pool: ThreadPoolExecutor, in_flight: int) -> None:
             if texts[BODY]:
-                pending.append((len(doc_ids) - len(texts[BODY]),
-                                {name: pool.submit(_SplitTexts.of, texts[name]) for name in FIELDS}))
+                pending.append({name: pool.submit(_SplitTexts.of, texts[name]) for name in FIELDS})
                 texts.update({name: [] for name in FIELDS})
             while len(pending) > in_flight:
-                first_row, splits = pending.popleft()
-                for name, split in splits.items():
-                    fields[name].add_texts(first_row, split.result(), analyzer)
+                for name, split in pending.popleft().items():
+                    fields[name].add_texts(split.result(), analyzer, pool)
 
-        with ThreadPoolExecutor(max_workers=1) as pool:
+        with ThreadPoolExecutor(max_workers=max(2, thread_budget())) as pool:
             for position, row in enumerate(tqdm(docs, desc=f"index {plan.lang}", unit="doc", disable=None)):
                 doc_id, title, text = checked_row(row, position, source)
                 title, body = prepare_document(title, text, plan, config.truncate)
@@ -463,10 +488,10 @@ class TantivyIndex:
                 texts[BODY].append(body)
                 doc_ids.append(doc_id)
                 if len(texts[BODY]) == INDEX_BLOCK:
-                    analyse(pool, in_flight=1)
+                    analyse(pool, in_flight=BLOCKS_IN_FLIGHT)
             analyse(pool, in_flight=0)
         for name, words in fields.items():
-            words.save(data / name, len(doc_ids), config)
+            words.save(data / name, config)
         np.save(data / DOC_IDS_FILE, np.asarray(doc_ids, dtype=np.int64))
         return len(doc_ids)
 
