@@ -77,3 +77,34 @@ def test_spaces_collapse_inside_lines_and_paragraphs_keep_one_blank_line() -> No
     # four line breaks are one blank line; a behaviour switch goes, a URL's double underscore stays
     text = " a \t b\xa0\xa0c \n\n\n\n  d\u3000e \r\n f __NOTOC__ \nx__y "
     assert clean_wikitext(text, {}) == "a b c\n\nd e\nf\nx__y"
+
+
+@pytest.mark.parametrize(
+    ("wikitext", "expected"),
+    [
+        pytest.param("{| class=\"wikitable\"\n| a\n|}\nПісля", "Після", id="table on the first line"),
+        pytest.param("  {|\n| a\n|}\nПісля", "Після", id="indented table on the first line"),
+        pytest.param("== Історія ==\nТекст", "Історія\n\nТекст", id="heading on the first line"),
+        pytest.param("* пункт\n# номер\n; термін: визначення\n----\nкінець", "пункт\nномер\nтермін визначення\n\nкінець",
+                     id="list, definition and rule markers, the first line included"),
+    ],
+)
+def test_line_start_markup_is_read_on_the_first_line_too(wikitext: str, expected: str) -> None:
+    assert clean_wikitext(wikitext, UK) == expected
+
+
+def test_a_template_name_with_braces_before_its_first_pipe_is_read_whole() -> None:
+    page = read_wikitext("а {{#if:{{{a|}}}|x}} б {{Cite web |title=T}}", UK)
+    assert {"#if:{{{a|}}}", "cite web"} <= page.templates
+    assert page.text == "а б"
+
+
+def test_every_space_but_the_plain_one_is_unprintable_and_collapsed() -> None:
+    # _tidy skips its pass over other spaces when a text (without newlines) is printable: that is only sound if
+    # every such space is unprintable, and its pattern must list them all.
+    from tasks.text.wikitext import _OTHER_SPACES
+
+    others = [chr(c) for c in range(0x110000) if chr(c).isspace() and chr(c) not in " \n"]
+    assert len(others) > 20 and not any(c.isprintable() for c in others)
+    assert all(_OTHER_SPACES.fullmatch(c) for c in others)
+    assert clean_wikitext("a" + "".join(others) + "b", {}) == "a b"
