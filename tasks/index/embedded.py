@@ -429,10 +429,10 @@ def _publish(data: Path, path: Path) -> None:
 class TantivyIndex:
     """The embedded backend (named for the analyzers it shares with tantivy; bm25s scores).
 
-    ``threads`` is how many threads search (0: the process's thread budget, one per core outside Dask workers). A build reads
-    the documents on one thread while another splits the previous block of
-    texts into pieces (Arrow); each distinct piece is analysed once (tantivy,
-    Rust) and the words are counted and scored by array operations (NumPy/scipy).
+    ``threads`` is how many threads search (0: the process's thread budget, one per core outside Dask workers).
+    A build reads the documents on one thread while a pool splits blocks of texts into pieces (Arrow) and counts
+    their words (scipy), both without the GIL; each distinct piece is analysed once (tantivy, Rust) on the reading
+    thread, and the scores are computed by array operations on the pool (NumPy).
     """
 
     name = "tantivy"
