@@ -146,18 +146,15 @@ class _Pieces:
     lengths: array = field(default_factory=lambda: array("i"))
 
     def piece_ids(self, pieces: list[str], analyzer: tantivy.TextAnalyzer) -> np.ndarray:
-        """The ids of ``pieces``; a new piece is analysed and its words get columns."""
+        """The ids of the distinct ``pieces`` (a block's dictionary); a new piece is analysed and its words get
+        columns."""
         ids = list(map(self.ids.get, pieces))
         for position in [position for position, known in enumerate(ids) if known is None]:
-            piece = pieces[position]
-            known = self.ids.get(piece)  # a piece seen earlier in this list
-            if known is None:
-                words = analyzer.analyze(piece)
-                self.starts.append(len(self.words))
-                self.lengths.append(len(words))
-                self.words.extend(map(self.vocabulary.__getitem__, words))
-                known = self.ids[piece] = len(self.ids)
-            ids[position] = known
+            words = analyzer.analyze(pieces[position])
+            self.starts.append(len(self.words))
+            self.lengths.append(len(words))
+            self.words.extend(map(self.vocabulary.__getitem__, words))
+            ids[position] = self.ids[pieces[position]] = len(self.ids)
         return np.array(ids, dtype=np.int64)
 
     def expansion(self, ids: np.ndarray) -> csr_array:
