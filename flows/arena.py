@@ -7,7 +7,8 @@ from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
 from tasks.arena.battles import ArenaConfig, judging_estimate
-from tasks.arena.bradley_terry import Ties
+from tasks.arena.bradley_terry import Ties, rating_text
+from tasks.arena.report import best_first
 from tasks.arena.stages import (
     ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE, arena_judging_stage, arena_ratings_stage, arena_surrogate_stage,
     publish_estimate,
@@ -40,7 +41,8 @@ class ArenaParams(BaseModel):
                                           description="Models of the model-based features (computed when named).")
     features: list[str] | None = Field(None, description="Features for the surrogate; the deterministic ones if"
                                        " empty (model-based and LLM-graded ones by name; the judge grades).")
-    ties: Ties = Field("drop", description="drop: ignore ties; half: half a win to each side.")
+    ties: Ties = Field("drop", description="drop: ignore ties; half: half a win to each side. A pair whose two"
+                       " orders picked opposite winners is a tie.")
     bootstrap: int = Field(200, ge=1, description="Tournaments for the intervals.")
     budget: Budget = Field(default_factory=Budget, description="Limits on the judge's paid calls, tokens and USD.")
     home: str | None = None
@@ -62,11 +64,12 @@ def arena_flow(params: ArenaParams) -> list[dict]:
         unknown = sorted(set(params.langs or ()) - set(langs))
         if unknown:
             raise ConfigError(f"benchmark {params.benchmark!r} has no responses in {', '.join(unknown)}")
-        answered = {model for (model,) in wh.query("SELECT DISTINCT model FROM responses WHERE benchmark = ?"
-                                                   " AND status = 'ok'", [params.benchmark])}
-        silent = sorted(set(params.models) - answered)
+        # a system that was asked and failed everywhere enters (it loses every battle); one never asked cannot
+        asked = {model for (model,) in wh.query("SELECT DISTINCT model FROM responses WHERE benchmark = ?",
+                                                [params.benchmark])}
+        silent = sorted(set(params.models) - asked)
         if silent:
-            raise ConfigError(f"no answers of {', '.join(silent)} on {params.benchmark!r}; run `babelbench eval"
+            raise ConfigError(f"no responses of {', '.join(silent)} on {params.benchmark!r}; run `babelbench eval"
                               f" --benchmark {params.benchmark} --models {','.join(silent)}` first")
         judged_langs = params.langs or langs
         publish_estimate(judging_estimate(wh, client_for(home, wh), params.benchmark, judged_langs, params.models,
@@ -86,15 +89,16 @@ def arena_flow(params: ArenaParams) -> list[dict]:
                                                   run.run_id))
             futures[cell] = {FEATURES.name: featured[-1]}
         cell = f"{params.benchmark}/{params.judge}"
-        rated = arena_ratings_stage.submit(home, cell, params.benchmark, params.judge, params.ties, params.bootstrap,
-                                           params.arena.seed, judged, force, run.run_id)
+        rated = arena_ratings_stage.submit(home, cell, params.benchmark, params.judge, params.models, judged_langs,
+                                           params.ties, params.bootstrap, params.arena.seed, judged, force, run.run_id)
         futures[cell] = {ARENA_RATINGS.name: rated, ARENA_SURROGATE.name: arena_surrogate_stage.submit(
-            home, cell, params.benchmark, params.judge, params.ties, params.bootstrap, params.arena.seed,
-            [rated, *featured], force, run.run_id)}
+            home, cell, params.benchmark, params.judge, params.models, judged_langs, params.ties, params.bootstrap,
+            params.arena.seed, [rated, *featured], force, run.run_id)}
         outcomes = collect_outcomes(futures)
-        for row in wh.query("SELECT model, rating, ci_low, ci_high, rank_low, rank_high, predicted FROM arena_ratings"
-                            " WHERE benchmark = ? AND judge = ? AND lang = 'all' ORDER BY rating DESC",
-                            [params.benchmark, params.judge]):
-            print(f"{row[0]:<20} {row[1]:+.3f} [{row[2]:+.3f}, {row[3]:+.3f}]  rank {row[4]}–{row[5]}"
-                  + ("  (predicted from features)" if row[6] else ""))
+        rows = wh.query_dicts("SELECT * FROM arena_ratings WHERE benchmark = ? AND judge = ? AND lang = 'all'",
+                              [params.benchmark, params.judge])
+        for row in sorted(rows, key=best_first):
+            print(f"{row['model']:<20} {rating_text(row)}"
+                  + (f"  no answer on {row['failed_queries']} queries" if row["failed_queries"] else "")
+                  + ("  (predicted from features)" if row["predicted"] else ""))
         return finish_run(run, "arena", outcomes, home)

@@ -153,17 +153,28 @@ def clir_build(
 @clir_app.command("eval")
 def clir_eval(
     name: Annotated[str, typer.Option(help="Collection name.")],
-    ranker: Annotated[str, typer.Option(help="bm25 | dense | dense:MODEL.")] = "bm25",
+    ranker: Annotated[str, typer.Option(help="bm25 | dense | dense:MODEL | dense@INDEX:MODEL (flat, ivf, hnsw).")] = "bm25",
     rerank: Annotated[Optional[str], typer.Option(help="Cross-encoder model for re-scoring the top K.")] = None,
     split: Annotated[str, typer.Option(help="train | dev | test1 | test2 | full | all.")] = "test1",
     k: Annotated[int, typer.Option(help="Documents ranked per query.")] = 100,
     backend: Annotated[str, typer.Option(help="Index backend for bm25.")] = "tantivy",
+    device: Annotated[Optional[str], typer.Option(
+        help="Where models run: auto (CUDA when torch sees one) | cpu | cuda | cuda:N | mps. Default: $BABELBENCH_DEVICE or auto.")] = None,
+    precision: Annotated[Optional[str], typer.Option(
+        help="auto (fp16 on CUDA, fp32 elsewhere) | fp16 | fp32. Default: $BABELBENCH_PRECISION or auto.")] = None,
+    batch_size: Annotated[Optional[int], typer.Option(
+        help="Texts per model batch. Default: $BABELBENCH_BATCH_SIZE, else from the model and free memory.")] = None,
 ) -> None:
-    """Rank, score (NDCG@1/5/10, NDCG@10 without the own article, MRR, recall) with bootstrap intervals."""
+    """Rank, score (NDCG@1/5/10, NDCG@10 without the own article, MRR, recall) with bootstrap intervals.
+
+    A dense ranker searches exactly; dense@flat:MODEL through a FAISS flat index (the same rankings),
+    dense@ivf:MODEL or dense@hnsw:MODEL through an approximate one (its recall@100 is logged)."""
     from flows.clir import clir_eval_flow
     from tasks.metrics.stages import ClirEvalParams
+    from tasks.rankers.device import apply_device_options
 
     try:
+        apply_device_options(device, precision, batch_size)
         prepare_flow_run()
         metrics = clir_eval_flow(ClirEvalParams(name=name, ranker=ranker, rerank=rerank, split=split, k=k,
                                                 backend=backend, home=os.environ[HOME_ENV]))

@@ -116,25 +116,31 @@ def prepare_flow_run() -> None:
                 handler.addFilter(_HideUserErrorTracebacks())
 
 
-def run_cells(run: Callable[[], list[dict]]) -> None:
-    """Run a flow that returns stage cells, print them, and exit 1 when any cell failed."""
+def run_cells(run: Callable[[], list[dict]], problems: Callable[[], list[str]] | None = None) -> None:
+    """Run a flow that returns stage cells, print them, and exit 1 when any cell failed or ``problems`` (asked
+    after the run) names any: items that failed inside cells that completed, printed as one error line."""
     try:
         prepare_flow_run()
         rows = run()
+        found = problems() if problems else []
     except BabelbenchError as exc:
         fail(exc)
     print_table(rows)
-    if any(r["status"] == "failed" for r in rows):
+    if found:
+        typer.secho(f"error: {'; '.join(found)}", fg=typer.colors.RED, err=True)
+    if found or any(r["status"] == "failed" for r in rows):
         raise typer.Exit(1)
 
 
-def run_flow(flow: Callable[[P], list[dict]], build: Callable[[], P]) -> None:
-    """Build a command's flow parameters (bad values: one clear error, exit 2), then run it as :func:`run_cells`."""
+def run_flow(flow: Callable[[P], list[dict]], build: Callable[[], P],
+             problems: Callable[[P], list[str]] | None = None) -> None:
+    """Build a command's flow parameters (bad values: one clear error, exit 2), then run it as :func:`run_cells`
+    with ``problems`` of those parameters."""
     try:
         params = build()
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         fail(exc)
-    run_cells(lambda: flow(params))
+    run_cells(lambda: flow(params), (lambda: problems(params)) if problems else None)
 
 
 def with_warehouse(action: Callable[[Warehouse], T], *, read_only: bool = False) -> T:

@@ -16,6 +16,7 @@ from tasks.metrics.stages import ClirEvalParams, evaluate_stage, log_evaluation
 from tasks.pairing.stages import (
     CLIR_STAGES, bi_qrels_stage, check_language, index_stage, multi_qrels_stage, register_collection, retrieval_stage,
 )
+from tasks.rankers.base import log_model_placement
 from tasks.reporting import finish_run
 from tasks.settings import resolve_home
 from tasks.stage import descendants
@@ -80,6 +81,7 @@ def clir_eval_flow(params: ClirEvalParams) -> list[dict]:
     home = str(resolve_home(params.home))
     with flow_session(home) as wh, tracked_run(wh, "clir-eval", params, flow_run.get_id()) as run:
         result = evaluate_stage(home, params, run.run_id)
+        log_model_placement(params.ranker, params.rerank)
         log_evaluation(home, params, result, run.mlflow_run_id)
         run.finish([])
         return result.metrics

@@ -9,10 +9,11 @@ from pathlib import Path
 from flows.backfill import BackfillParams, backfill_flow
 from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
-from flows.demo_qa import arena_summary, leaderboard_summary, qa_summary, run_qa_demo
+from flows.demo_qa import XRAG_SAMPLE, arena_summary, leaderboard_summary, qa_summary, run_qa_demo
 from tasks.metrics.stages import ClirEvalParams
 from tasks.pairing.config import ClirConfig
 from tasks.sample.mirror import build_sample_mirror
+from tasks.sample.xrag_sample import load_questions
 from tasks.tracking import tracking_uri
 from tasks.warehouse.db import Warehouse
 
@@ -77,15 +78,21 @@ Cross-lingual BM25 on them: mean NDCG@10 {mean['value']:.3f} (95% CI {mean['ci_l
 QA benchmarks written by the local model (parse / QC / gate statuses; instances per setting and language):
 {_table(qa_columns, qa_rows)}
 
-The local model and two baselines (always abstain; copy the likeliest passage sentence) evaluated on them, and on
-the bundled MKQA-format sample
-(judged by the local model, the only model offline; NULL: undefined, e.g. transfer when no source answer
-was accepted; MKQA F1 on its 0-100 scale):
+The local model and three baselines (abstain always declines; extractive copies the likeliest passage sentence;
+oracle gives the gold answer, citing the gold passages) evaluated on the ECLEKTIC benchmark above, on the bundled
+XRAG-format sample ({XRAG_SAMPLE}: {len(load_questions())} cross-document questions in German and French, written
+from the sample articles) and on the bundled MKQA-format sample. Judged by `reference-judge`, a deterministic baseline that
+compares each answer with the gold answer by token overlap: it shows the scorers at work offline, and is not a
+judge to trust (name real judges with `babelbench eval --judges a,b,c`, models of your models.yaml: see the
+README). A working scorer puts oracle above extractive above abstain, with intervals apart (closed book, as on
+MKQA and ECLEKTIC, extractive has nothing to copy and declines like abstain); NULL: undefined (e.g. transfer when
+no source answer was accepted); percentages on a 0-100 scale:
 {_table(board_columns, board_rows)}
 
-A small arena on XRAG: every pair of the three systems on two queries per language, both orders, judged by the
-local model (a 270M base model: its verdicts are noise, and unreadable ones are counted, not guessed — name a real
-judge with `babelbench arena --judge <registry name>`, a model of your models.yaml — see the README):
+An arena on {XRAG_SAMPLE}: every pair of the four systems on every question, both orders, judged by
+`reference-judge` (the answer with the higher token F1 against the gold answer wins, equal ones tie; a system
+without an answer loses the pair as a forfeit). Bradley-Terry ratings with 95% bootstrap intervals of the rating
+and of the rank; a system that never lost (or never won) has no finite rating, its interval open on that side:
 {_table(arena_columns, arena_rows)}
 
 Backfill: `{bb} backfill --langs {','.join(BACKFILL_LANGS)}` after all of the above — {', '.join(BACKFILL_LANGS)} joins every corpus,
@@ -102,7 +109,7 @@ Where to look:
   export      {bb} clir export --name {DEMO_COLLECTION} --out ./clir-export
   instances   {home / 'exports'}  (<benchmark>/<setting>.<lang>.jsonl)
   review      {bb} review export --benchmark eclektic --out review.csv
-  leaderboard {bb} leaderboard --benchmark xrag
+  leaderboard {bb} leaderboard --benchmark {XRAG_SAMPLE}
   report      {home / 'report.html'}  (self-contained HTML: ratings, intervals, heatmap, judge consistency, metrics)
   MLflow UI   {console_script('mlflow')} ui --backend-store-uri {tracking_uri(home)}   (then http://127.0.0.1:5000)
   Prefect UI  make serve   (then http://127.0.0.1:4200 — flow runs corpus, clir-build, clir-eval, qa-build, translate, instances, evaluate, arena, report)

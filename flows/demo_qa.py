@@ -1,9 +1,22 @@
-"""The demo's QA half: a small ECLEKTIC-style and XRAG-style benchmark written, then answered, by the local model.
+"""The demo's QA half: small ECLEKTIC- and XRAG-style benchmarks written by the local model, and an evaluation
+that shows something.
 
-Kept small on purpose — the local model is a 270M-parameter base model at
-about 40 tokens/s on two cores — so every status (parse, pre-screen, gate)
-shows up in a few minutes.  Its answers are weak; the point is the machinery,
-and the statuses say honestly what came out.
+The benchmarks the local model writes are kept small on purpose — it is a
+270M-parameter base model at about 40 tokens/s on two cores — so every
+status (parse, pre-screen, gate) shows up in a few minutes.  Its answers are
+weak; the point there is the machinery, and the statuses say honestly what
+came out.
+
+The evaluation needs more questions than that to say anything, and a judge
+that can read: so the systems are also evaluated on bundled samples — a few
+dozen cross-document questions in German and French in XRAG's release format
+(written from the sample articles, :mod:`tasks.sample.xrag_sample`), and a
+sample in MKQA's format — and everything is judged by the reference judge, a
+deterministic baseline that compares answers with the gold answer.  With the
+``oracle`` (the gold answer, citing the gold passages) above ``extractive``
+above ``abstain``, the leaderboard and the arena show that the scorers
+separate a right answer from a wrong one; the local model is placed among
+them.
 """
 
 from __future__ import annotations
@@ -18,30 +31,33 @@ from tasks.arena.battles import ArenaConfig
 from tasks.imports.common import import_dataset
 from tasks.instances.build import InstanceConfig
 from tasks.qa.xrag_config import XragConfig
+from tasks.sample.xrag_sample import load_questions, write_xrag_sample
 from tasks.warehouse.db import Warehouse
 
 GENERATOR = "local"
-#: The systems the demo evaluates: the local model, the baseline that always abstains (MKQA's floor) and the one
-#: that copies the likeliest sentence of the shown passages.
-SYSTEMS = [GENERATOR, "abstain", "extractive"]
-#: The demo's arena: a few XRAG instances per language, judged by the local model — the only model offline, so
-#: it also judges its own answers (never allowed by default), with a short explanation so the demo stays quick.
-ARENA = ArenaConfig(queries_per_lang=2, judge_own_system=True, max_tokens=48)
+#: The systems the demo evaluates: the local model, the baseline that always abstains (MKQA's floor), the one
+#: that copies the likeliest sentence of the shown passages, and the oracle that gives the gold answer.
+SYSTEMS = [GENERATOR, "abstain", "extractive", "oracle"]
+#: Every judgement of the demo: a deterministic baseline that compares with the gold answer (offline, the local
+#: model is the only other judge, and a 270M base model's verdicts are noise).  Not a judge to trust.
+JUDGE = "reference-judge"
 MKQA_SAMPLE = Path(__file__).resolve().parents[1] / "tasks" / "sample" / "mkqa_sample.jsonl"
+#: The bundled XRAG-format sample, imported under this name; the arena and the report are about it.
+XRAG_SAMPLE = "xrag-sample"
 # ECLEKTIC: every sample language; the items are translated into English only (each translation is two calls).
 ECLEKTIC_TARGETS = ["en"]
-# XRAG: English pivot with German; one pair per kind and one question type.
+# XRAG: English pivot with German; one pair per kind and one question type (the recipe's machinery: the
+# evaluation is on the bundled sample, where one generated question would say nothing).
 XRAG_LANGS = ["en", "de"]
 XRAG = XragConfig(max_pairs=1, question_types=("comparison",), questions_per_type=1)
 
 
 def run_qa_demo(home: Path, langs: list[str]) -> list[dict]:
-    """Build, translate and assemble both benchmarks, then evaluate the local model and the two baselines on
-    them (judged by the local model) and on a bundled sample in MKQA's format; run a small arena on XRAG and
-    write its report.
+    """Build, translate and assemble both benchmarks; evaluate the local model and the three baselines on the
+    ECLEKTIC one and on the bundled XRAG- and MKQA-format samples, judged by the reference judge; run an arena
+    on the XRAG sample and write its report.
 
-    The pre-screen is advisory (``qc_policy: human``).  The local model is its own judge only because it is
-    the one model the demo has offline: a judge should be a stronger model than the ones it judges.
+    The pre-screen is advisory (``qc_policy: human``).
     """
     rows: list[dict] = []
     rows += qa_build_flow(QaBuildParams(recipe="eclektic", langs=langs, generator=GENERATOR, home=str(home)))
@@ -51,13 +67,16 @@ def run_qa_demo(home: Path, langs: list[str]) -> list[dict]:
         rows += translate_flow(TranslateParams(benchmark=benchmark, to=targets, translator=GENERATOR,
                                                qc_policy=policy.qc_policy, home=str(home)))
         rows += instances_flow(InstancesParams(benchmark=benchmark, instances=policy, home=str(home)))
-        rows += evaluate_flow(EvaluateParams(benchmark=benchmark, models=SYSTEMS, judges=[GENERATOR], home=str(home)))
-    with Warehouse(home) as wh:  # eight questions about the sample's world, in MKQA's published layout
+    rows += evaluate_flow(EvaluateParams(benchmark="eclektic", models=SYSTEMS, judges=[JUDGE], home=str(home)))
+    with Warehouse(home) as wh:  # questions about the sample's world, in XRAG's and MKQA's published layouts
+        import_dataset(wh, "xrag", write_xrag_sample(home / "xrag-sample.jsonl"), XRAG_SAMPLE, None)
         import_dataset(wh, "mkqa", MKQA_SAMPLE, "mkqa-sample", None)
+    rows += evaluate_flow(EvaluateParams(benchmark=XRAG_SAMPLE, models=SYSTEMS, judges=[JUDGE], home=str(home)))
     rows += evaluate_flow(EvaluateParams(benchmark="mkqa-sample", models=SYSTEMS, judges=[], home=str(home)))
-    rows += arena_flow(ArenaParams(benchmark="xrag", models=SYSTEMS, judge=GENERATOR, arena=ARENA, bootstrap=100,
-                                   home=str(home)))
-    report_flow(ReportParams(benchmark="xrag", out=str(home / "report.html"), home=str(home)))
+    every_question = ArenaConfig(queries_per_lang=len(load_questions()))  # each pair of systems in both orders
+    rows += arena_flow(ArenaParams(benchmark=XRAG_SAMPLE, models=SYSTEMS, judge=JUDGE, arena=every_question,
+                                   bootstrap=200, home=str(home)))
+    report_flow(ReportParams(benchmark=XRAG_SAMPLE, out=str(home / "report.html"), home=str(home)))
     return rows
 
 
@@ -78,29 +97,34 @@ def qa_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
 
 
 LEADERBOARD = """
-    SELECT benchmark, setting, model, metric, round(value, 3) AS value,
-           '[' || round(ci_low, 3) || ', ' || round(ci_high, 3) || ']' AS "95% interval", n
+    SELECT benchmark, setting, metric, model, round(value, 3) AS value,
+           coalesce('[' || round(ci_low, 3) || ', ' || round(ci_high, 3) || ']', 'n/a') AS "95% interval", n, failed
     FROM leaderboard WHERE lang = 'all' AND subset = 'all'
       AND metric IN ('overall_success', 'transfer', 'source_accuracy', 'source_question_accuracy', 'accuracy', 'f1')
-    ORDER BY ALL
+    ORDER BY benchmark, setting, metric, value DESC NULLS LAST, model
 """
 
 
 def leaderboard_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
-    """The demo's leaderboard: each benchmark's headline metrics pooled over languages."""
+    """The demo's leaderboard: each benchmark's headline metrics pooled over languages, best first."""
     return wh.query_with_columns(LEADERBOARD)
 
 
 ARENA_SUMMARY = """
-    SELECT model, round(rating, 3) AS rating, '[' || round(ci_low, 3) || ', ' || round(ci_high, 3) || ']' AS "95% interval",
+    SELECT model,
+           CASE unbounded WHEN 'high' THEN 'never lost' WHEN 'low' THEN 'never won' WHEN 'both' THEN 'unrated'
+                ELSE round(rating, 3)::VARCHAR END AS rating,
+           '[' || coalesce(round(ci_low, 3)::VARCHAR, '-inf') || ', ' || coalesce(round(ci_high, 3)::VARCHAR, '+inf')
+               || ']' AS "95% interval",
            rank_low || '-' || rank_high AS rank, n_battles AS battles, round(consistency, 2) AS consistency,
            round(first_position_rate, 2) AS "first shown wins"
-    FROM arena_ratings WHERE benchmark = 'xrag' AND lang = 'all' ORDER BY rating DESC
+    FROM arena_ratings WHERE benchmark = ? AND judge = ? AND lang = 'all' ORDER BY rank_low, rank_high, model
 """
 
 
 def arena_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
     """The demo arena's ratings over all languages, and how many of the judge's verdicts could be read."""
-    columns, rows = wh.query_with_columns(ARENA_SUMMARY)
-    verdicts = wh.query("SELECT status, count(*) FROM battles WHERE benchmark = 'xrag' GROUP BY ALL ORDER BY ALL")
+    columns, rows = wh.query_with_columns(ARENA_SUMMARY, [XRAG_SAMPLE, JUDGE])
+    verdicts = wh.query("SELECT status, count(*) FROM battles WHERE benchmark = ? AND judge = ? GROUP BY ALL"
+                        " ORDER BY ALL", [XRAG_SAMPLE, JUDGE])
     return columns, rows + [(f"(battles: {dict(verdicts)})", None, None, None, None, None, None)]

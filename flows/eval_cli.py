@@ -6,7 +6,7 @@ import csv
 import json
 import os
 import sys
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -16,9 +16,13 @@ from flows.cli_support import (
 from tasks.errors import ConfigError
 from tasks.settings import HOME_ENV
 
+if TYPE_CHECKING:
+    from flows.evaluate import EvaluateParams
+    from tasks.warehouse.db import Warehouse
+
 EvalForce = Annotated[Optional[list[str]], force_option("inference, judging, scoring")]
 LEADERBOARD_COLUMNS = ("benchmark", "setting", "lang", "subset", "model", "metric", "value", "ci_low", "ci_high", "n",
-                       "mode", "judges")
+                       "answered", "failed", "judge_failed", "mode", "judges")
 
 
 def evaluate(
@@ -30,17 +34,39 @@ def evaluate(
                                               "majority vote; MKQA: none).")] = "local",
     mkqa_mode: Annotated[str, typer.Option(help="MKQA scoring: improved (generative models) or official (the"
                                                 " published scorer's numbers, quirks included).")] = "improved",
+    judge_failures: Annotated[str, typer.Option(help="An answer a missing judge verdict would decide: incorrect, or"
+                                                     " exclude (left out of the metric's denominator); counted as"
+                                                     " judge_failed either way.")] = "incorrect",
+    judge_own_system: Annotated[bool, typer.Option(help="Let a judge that is also one of --models judge answers"
+                                                        " (its own among them).")] = False,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: EvalForce = None,
 ) -> None:
-    """Ask every model each instance, judge the answers, and score them into the leaderboard."""
+    """Ask every model each instance, judge the answers, and score them into the leaderboard; exit 1 when a
+    model's response failed (it counts as incorrect), naming the model."""
     from flows.evaluate import EvaluateParams, evaluate_flow
     from tasks.metrics.leaderboard import ScoringConfig
 
     run_flow(evaluate_flow, lambda: EvaluateParams(
         benchmark=benchmark, models=split_list(models), langs=split_list(langs) if langs else None,
         settings=split_list(settings) if settings else None, judges=split_list(judges),
-        scoring=ScoringConfig(mkqa_mode=mkqa_mode),  # type: ignore[arg-type]
-        budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []))
+        judge_own_system=judge_own_system,
+        scoring=ScoringConfig(mkqa_mode=mkqa_mode, judge_failures=judge_failures),  # type: ignore[arg-type]
+        budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []),
+        problems=_failed_models)
+
+
+def _failed_models(params: EvaluateParams) -> list[str]:
+    """"model X: 12 of 40 responses failed (call_failed: …)" for each evaluated model with a failed response in
+    the evaluated cells."""
+    from flows.evaluate import evaluation_cells
+    from tasks.metrics.leaderboard import failed_responses
+
+    def failures(wh: Warehouse) -> list[str]:
+        cells = evaluation_cells(wh, params)
+        return [f"model {model}: {failed}" for model in params.models
+                if (failed := failed_responses(wh, params.benchmark, model, cells))]
+
+    return with_warehouse(failures, read_only=True)
 
 
 def features(
@@ -73,14 +99,18 @@ def arena(
     judge: Annotated[str, typer.Option(help="Registry name of the pairwise judge.")],
     queries_per_lang: Annotated[int, typer.Option(help="Queries sampled per language.")] = 100,
     langs: Annotated[Optional[str], typer.Option(help="Languages (default: all with responses).")] = None,
-    ties: Annotated[str, typer.Option(help="drop | half.")] = "drop",
+    ties: Annotated[str, typer.Option(help="drop | half: what a tie is worth — a verdict of a tie, a pair whose two"
+                                           " orders picked opposite winners, two systems without an answer.")]
+    = "drop",
     judge_own_system: Annotated[bool, typer.Option(help="Let the judge rate pairs that include its own answers"
                                                         " (when it is also one of --models).")] = False,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None,
     force: Annotated[Optional[list[str]], force_option("features, arena-judging, arena-ratings, arena-surrogate")]
     = None,
 ) -> None:
-    """Judge every pair of systems on sampled queries in both orders, then rate them (Bradley–Terry)."""
+    """Judge every pair of systems on sampled queries in both orders, then rate them (Bradley–Terry): a system
+    without an answer on a sampled query loses to each system that answered; a system that never lost (or never
+    won) is shown as unbounded, not given a number."""
     from flows.arena import ArenaParams, arena_flow
     from tasks.arena.battles import ArenaConfig
 
@@ -144,6 +174,8 @@ def leaderboard(
 def _print_table(rows: list[dict]) -> None:
     def cell(row: dict, column: str) -> str:
         value = row[column]
+        if value is None and column in ("ci_low", "ci_high") and row["value"] is not None:
+            return "n/a"  # a value without an interval: one cluster (question) to resample, or none computed
         return f"{value:.3f}" if isinstance(value, float) else ("-" if value is None else str(value))
 
     widths = {c: max(len(c), *(len(cell(r, c)) for r in rows)) for c in LEADERBOARD_COLUMNS}

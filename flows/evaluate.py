@@ -34,6 +34,8 @@ class EvaluateParams(BaseModel):
     settings: list[str] | None = Field(None, description="Settings to evaluate; all of the benchmark's if empty.")
     judges: list[str] = Field(default_factory=lambda: ["local"], description="Registry names of the judges "
                               "(ECLEKTIC: support judge; XRAG: the panel, majority vote). Not used for MKQA.")
+    judge_own_system: bool = Field(False, description="Let a judge that is also one of the models judge answers"
+                                   " (its own among them); refused otherwise.")
     inference: InferenceConfig = Field(default_factory=InferenceConfig)
     judging: JudgeConfig = Field(default_factory=JudgeConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
@@ -58,6 +60,15 @@ def evaluation_cells(wh: Warehouse, params: EvaluateParams) -> list[tuple[str, s
             if (not params.settings or s in params.settings) and (not params.langs or lang in params.langs)]
 
 
+def check_judges(params: EvaluateParams) -> None:
+    """Refuse a judge that is also a contestant: judging its own answers pointwise, a model would grade itself
+    (self-preference is the documented bias of LLM judges), unless the user says so (``judge_own_system``)."""
+    own = sorted(set(params.judges) & set(params.models))
+    if own and not params.judge_own_system:
+        raise ConfigError(f"{', '.join(own)} would judge {'its' if len(own) == 1 else 'their'} own answers (in both"
+                          " --judges and --models): choose another judge, or pass --judge-own-system to allow it")
+
+
 @flow(name="evaluate", log_prints=True)
 def evaluate_flow(params: EvaluateParams) -> list[dict]:
     """Inference per (setting, language, model), judging per judge, then one leaderboard per model."""
@@ -67,6 +78,8 @@ def evaluate_flow(params: EvaluateParams) -> list[dict]:
         recipe, _ = benchmark_definition(wh, params.benchmark)
         cells = evaluation_cells(wh, params)
         kind = RECIPE_JUDGE.get(recipe)
+        if kind:
+            check_judges(params)
         futures: dict[str, dict] = {}
         for model in params.models:
             judged = []

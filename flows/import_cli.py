@@ -2,9 +2,10 @@
 
 Each command runs the ``import`` flow (flows/imports.py), the one the ``import`` deployment runs.
 
-Every command takes ``--source``, ``--name``, ``--langs`` and ``--force``; the
-layout each reads is described in its ``--source`` help and in its module of
-``tasks/imports/``.
+Every dataset command takes ``--source``, ``--name``, ``--langs`` and ``--force``;
+the layout each reads is described in its ``--source`` help and in its module of
+``tasks/imports/``.  ``import responses`` stores a model's answers made elsewhere
+(tasks/imports/responses.py) in one import stage cell, without a flow of its own.
 """
 
 # no `from __future__ import annotations`: typer reads the options of the commands _file_command makes from
@@ -15,7 +16,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from flows.cli_support import command_group, run_flow, split_list
+from flows.cli_support import command_group, run_flow, split_list, with_warehouse
 from tasks.settings import HOME_ENV
 
 import_app = command_group("Import a published dataset as a benchmark (whole or not at all).")
@@ -75,3 +76,24 @@ def import_clirmatrix(
 ) -> None:
     """A CLIR collection (documents, index, qrels) that `clir eval` evaluates like a built one."""
     _run("clirmatrix", source, name, langs, force)
+
+
+@import_app.command("responses")
+def import_responses(
+    benchmark: Annotated[str, typer.Option(help="The benchmark the responses answer (built or imported).")],
+    model: Annotated[str, typer.Option(help="The name the responses are stored under: not a registry model's.")],
+    file: Annotated[Path, typer.Option(help='JSON lines {"instance_id", "text"}, optionally "answer" and "citations"'
+                                            " (the cited document ids).")],
+    force: Force = False,
+) -> None:
+    """A model's responses made elsewhere, stored as its responses: `eval`, `features`, `arena` and `leaderboard`
+    use them without calling it."""
+    from tasks.imports.responses import import_responses as store
+    from tasks.llm import load_registry
+    from tasks.warehouse.db import Warehouse
+
+    def run(wh: Warehouse) -> None:
+        ref = store(wh, benchmark, model, file, load_registry(home=wh.home).names, force=force)
+        typer.echo(f"{ref.stage}[{ref.cell}]: {ref.status}, {ref.message}")
+
+    with_warehouse(run)

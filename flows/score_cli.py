@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -70,13 +70,74 @@ def score_arena(
     as_json: AsJson = False,
 ) -> None:
     """Bradley–Terry ratings (natural-log logits, mean zero) with 95% intervals and rank intervals."""
-    from tasks.arena.bradley_terry import ratings, read_battles
+    from tasks.arena.bradley_terry import rating_order, rating_text, ratings, read_battles
 
     try:
         result = ratings(read_battles(battles), bootstrap=bootstrap, seed=seed, ties=ties)  # type: ignore[arg-type]
     except BabelbenchError as exc:
         fail(exc)
-    ordered = sorted(result["models"].items(), key=lambda item: -item[1]["rating"])
-    _show(result, as_json, [f"{result['n_battles']} battles ({result['ties']} ties, {ties})"] + [
-        f"  {name:<24} {m['rating']:+.3f}  95% CI [{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]"
-        f"  rank {m['rank_low']}–{m['rank_high']}" for name, m in ordered])
+    ordered = sorted(result["models"].items(), key=lambda item: (-rating_order(item[1]), item[0]))
+    _show(result, as_json, [f"{result['n_battles']} battles ({result['ties']} ties, {result['order_flips']} order"
+                            f" flips rated as ties, {ties})"]
+          + [f"  {name:<24} {rating_text(m)}" for name, m in ordered])
+
+
+@score_app.command("xrag")
+def score_xrag(
+    judgements: Annotated[Path, typer.Option(help='JSON lines {"question_id", "lang", "setting", "model", "judge",'
+                                                  ' "verdict": "yes"|"no"|null, "language_ok": true|false|null}.')],
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap intervals.")] = 0,
+    as_json: AsJson = False,
+) -> None:
+    """Accuracy (%) per model, setting and language: correct when a strict majority of the whole panel (every judge
+    in the file) says yes and the answer is in the question's language; 'all' pools the non-English languages."""
+    from tasks.metrics.xrag_file import score_xrag_file
+
+    try:
+        result = score_xrag_file(judgements, seed=seed)
+    except BabelbenchError as exc:
+        fail(exc)
+    lines = [f"XRAG accuracy (%), {result['incomplete_panels']} incomplete panels"]
+    for model, settings in result["models"].items():
+        for setting, langs in settings.items():
+            lines += [f"  {model:<24} {setting:<24} {lang:<4} {_number(m['accuracy'])}"
+                      f"  95% CI [{_number(m['ci_low'])}, {_number(m['ci_high'])}]  n {m['n']}"
+                      for lang, m in langs.items()]
+    _show(result, as_json, lines)
+
+
+def _number(value: float | None) -> str:
+    """A percentage to one decimal, or n/a where it is undefined (no answer, one question for an interval)."""
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+@score_app.command("features")
+def score_features(
+    responses: Annotated[Path, typer.Option(help='JSON lines {"query_id", "lang", "model", "text"} (the raw reply,'
+                                                 ' "##Reason: … ##Answer: …" with [doc_id] citations).')],
+    passages: Annotated[Path, typer.Option(help='JSON lines {"query_id", "doc_id", "text"}: the passages shown.')],
+    qrels: Annotated[Path, typer.Option(help="TREC qrels (qid 0 docid rel), MIRACL's files.")],
+    reference: Annotated[Optional[Path], typer.Option(help='JSON lines {"query_id", "answer"}: gold answers for'
+                                                           " answer_bleu and answer_rougeL.")] = None,
+    only: Annotated[Optional[str], typer.Option(help="Features, comma-separated (default: the deterministic ones;"
+                                                     " support_entailment, support_neutral, reranker_score by"
+                                                     " name).")] = None,
+    nli_model: Annotated[Optional[str], typer.Option(help="NLI cross-encoder for support_entailment/neutral.")] = None,
+    reranker_model: Annotated[Optional[str], typer.Option(help="Cross-encoder for reranker_score.")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """MIRAGE's heuristic features of each response, and their mean per model."""
+    from tasks.features.from_files import score_feature_files
+    from tasks.features.models import FeatureModels
+
+    chosen = {"nli": nli_model, "reranker": reranker_model}
+    try:
+        result = score_feature_files(responses, passages, qrels, reference, only=split_list(only) if only else None,
+                                     models=FeatureModels(**{k: v for k, v in chosen.items() if v}))
+    except BabelbenchError as exc:
+        fail(exc)
+    lines = [f"{len(result['responses'])} responses; mean per model (n/a: no response has the feature)"]
+    for model, means in result["models"].items():
+        lines.append(f"  {model}")
+        lines += [f"    {name:<24} {'n/a' if mean is None else f'{mean:.4f}'}" for name, mean in means.items()]
+    _show(result, as_json, lines)

@@ -1,4 +1,4 @@
-"""Test-wide setup: Prefect on a throwaway local API, offline settings, paths to shared data."""
+"""Test-wide setup: Prefect on a throwaway local API, offline settings, paths to test data."""
 
 from __future__ import annotations
 
@@ -18,14 +18,23 @@ os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 # Parse in-process by default (fast); the tests of the Dask path switch it on themselves.
 os.environ.setdefault("BABELBENCH_COMPUTE", "inline")
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: Small real samples kept in the repository (tests/data/*/README.md: what, from where, licence): every clone has them.
+TEST_DATA = Path(__file__).resolve().parent / "data"
+#: The larger real samples beside the repository, optional: tests that also read them skip those cases without them.
+SHARED_DATA_ENV = "BABELBENCH_SHARED_DATA"
 
 
 def shared_data(*parts: str) -> Path:
-    """A file or folder of ``../shared/data``; the calling test is skipped with a reason when absent."""
-    path = SHARED_DATA.joinpath(*parts)
+    """A file or folder of ``../shared/data`` (or ``$BABELBENCH_SHARED_DATA``); the calling test skips when absent.
+
+    The variable moves the location, for a checkout elsewhere, and lets a check
+    hide the shared data (point it at a path that does not exist) without
+    touching the folder other checkouts read.
+    """
+    root = Path(os.environ.get(SHARED_DATA_ENV) or Path(__file__).resolve().parents[1].parent / "shared" / "data")
+    path = root.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"shared test data not found at {path} (clone the repo beside ../shared)")
+        pytest.skip(f"shared test data not found at {path} (clone the repo beside ../shared, or set {SHARED_DATA_ENV})")
     return path
 
 

@@ -6,8 +6,6 @@ import asyncio
 import json
 import logging
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from tasks.arena.battles import ArenaConfig, JudgingEstimate, judged_pairs
 from tasks.llm import Budget
 from tasks.warehouse.db import Warehouse
 from tests.fake_llm_server import FakeLLMServer, prompt_of
+from tests.test_arena_report import _rendered_dom
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 
@@ -27,10 +26,13 @@ QUALITY = {"Velna": 2, "Orvik": 1, "know": 0}
 
 
 def _judge(prompt: str) -> str:
-    """Prefers the right river, then any river, then a refusal — whichever position it is shown in."""
+    """Prefers the right river, then any river, then a refusal — whichever position it is shown in — except on the
+    question about river 4 (sampled in both languages), where it prefers the opposite: every system wins and loses
+    somewhere, so every rating is finite (a strict order on every query would leave the best unbounded above)."""
     first = re.search(r"\[Answer A\]\n(.*)\n", prompt).group(1)
     second = re.search(r"\[Answer B\]\n(.*)\n", prompt).group(1)
-    score = [next(v for k, v in QUALITY.items() if k in answer) for answer in (first, second)]
+    sign = -1 if "Which river, 4?" in prompt else 1
+    score = [sign * next(v for k, v in QUALITY.items() if k in answer) for answer in (first, second)]
     verdict = "C" if score[0] == score[1] else "A" if score[0] > score[1] else "B"
     return f"Answer {verdict} is better supported.\nVerdict: [[{verdict}]]"
 
@@ -76,7 +78,8 @@ def test_every_pair_is_judged_in_both_orders_and_rated(arena_home: Path, server:
     rated = _ratings(arena_home)
     assert rated["s1"]["rating"] > rated["s2"]["rating"] > rated["s3"]["rating"]
     assert sum(r["rating"] for r in rated.values() if not r["predicted"]) == pytest.approx(0.0, abs=1e-9)
-    assert (rated["s1"]["rank_low"], rated["s1"]["rank_high"]) == (1, 1)
+    # 6 queries, one per language reversed: the data do not order the three firmly, but s1 can rank first
+    assert rated["s1"]["rank_low"] == 1 and all(r["rating"] is not None for r in rated.values())
     # the judge follows quality, not position: both orders agree, and A wins exactly half the decisive verdicts
     assert rated["s1"]["consistency"] == 1.0 and rated["s1"]["first_position_rate"] == 0.5
     assert set(_ratings(arena_home, "de")) == {"s1", "s2", "s3"}
@@ -177,21 +180,6 @@ def test_an_estimate_over_the_budget_says_so() -> None:
     assert estimate.describe(Budget()).endswith("~$0.5000; no budget limit")
 
 
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
-
-
-def _rendered_dom(page: Path, profile: Path) -> str:
-    """The DOM headless Chromium (Debian's ``chromium``) built from a local page: a fresh profile, and no background
-    service that would reach the network.  Without Chromium the test is skipped, saying how to install it."""
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    if binary is None:
-        pytest.skip("no chromium on this machine (Debian: apt-get install chromium): the rendered DOM is not checked")
-    profile.mkdir(parents=True)
-    return subprocess.run([binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
-                          capture_output=True, text=True, timeout=120, check=True).stdout
-
-
 def test_the_report_is_one_self_contained_file_that_a_browser_renders(arena_home: Path, tmp_path: Path) -> None:
     import mlflow
 
@@ -218,7 +206,9 @@ def test_the_report_is_one_self_contained_file_that_a_browser_renders(arena_home
     assert f"the evaluation's MLflow run `{runs['arena']}`" in _prefect_artifact("report-m")
     dom = _rendered_dom(out, tmp_path / "chromium-profile")
     # the browser parsed the ratings table in rating order, and both plots as SVG elements
-    order = [system for system in re.findall(r'<tr data-system="(s\d)"', dom) if system != "s4"]
+    ratings_table = dom[dom.index('<table class="ratings">'):]
+    ratings_table = ratings_table[:ratings_table.index("</table>")]
+    order = [system for system in re.findall(r'<tr data-system="(s\d)"', ratings_table) if system != "s4"]
     assert order == ["s1", "s2", "s3"]
     assert dom.count("<svg") >= 2 and "Judge consistency across both orders: 1.00" in dom
     assert "s4 <em>(predicted from features)</em>" in dom and "Surrogate judge" in dom

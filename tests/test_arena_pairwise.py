@@ -45,17 +45,19 @@ def test_consistency_and_first_position_rate_are_counted_over_both_orders() -> N
     assert agreement["decisive"] == 7 and agreement["first_position_rate"] == pytest.approx(5 / 7)
 
 
-def test_both_orders_enter_the_ratings_as_battles() -> None:
+def test_both_orders_enter_the_ratings_and_an_order_flip_is_two_ties() -> None:
     # p wins every pair in both orders, except one query where the judge just prefers the first answer
     verdicts = [v for n in range(40) for v in _both(str(n), "p", "q", "a", "b")] + _both("x", "p", "q", "a", "a")
     battles = [v.battle() for v in verdicts]
-    result = ratings(battles, bootstrap=20)
-    assert result["n_battles"] == 82
-    # 81 wins to 1 for p over the full data: the fitted gap is ln 81
-    rows = weighted_battles(battles, "drop")
+    # half: the flip is two ties, half a win each: 80 + 1 to 1 → the fitted gap is ln 81
+    rows = weighted_battles(battles, "half")
     beta = dict(zip(rows.models, fit(2, rows.winner, rows.loser, rows.weight), strict=True))
     assert beta["p"] - beta["q"] == pytest.approx(math.log(81), abs=1e-3)
-    assert result["models"]["p"]["rank_high"] == 1
+    half = ratings(battles, bootstrap=20, ties="half")
+    assert (half["n_battles"], half["order_flips"]) == (82, 1) and half["models"]["p"]["rank_high"] == 1
+    # drop: the flip is dropped, so q never beat p (a win for q in one order no longer counts): p is unbounded above
+    dropped = ratings(battles, bootstrap=20, ties="drop")["models"]
+    assert (dropped["p"]["rating"], dropped["p"]["unbounded"], dropped["q"]["unbounded"]) == (None, "high", "low")
 
 
 def test_a_base_model_continuing_an_opened_verdict_slot_is_read_from_its_first_letter() -> None:

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from tasks.arena.bradley_terry import Battle, fit, ratings, weighted_battles
+from tasks.arena.bradley_terry import Battle, fit, rateable, ratings, tournaments, weighted_battles
 from tasks.errors import ConfigError
 
 
@@ -75,11 +75,29 @@ def test_the_command_reads_a_file_and_prints_the_documented_json(tmp_path: Path)
                                       "--json"])
     assert result.exit_code == 0, result.output
     printed = json.loads(result.output)
-    assert set(printed) == {"models", "n_battles", "ties"} and (printed["n_battles"], printed["ties"]) == (220, 20)
-    assert set(printed["models"]["A"]) == {"rating", "ci_low", "ci_high", "rank_low", "rank_high"}
-    # half: 160 to 60 → the gap is about ln(8/3) (the bootstrap mean, so not exactly)
+    assert set(printed) == {"models", "n_battles", "ties", "order_flips"}
+    assert (printed["n_battles"], printed["ties"], printed["order_flips"]) == (220, 20, 0)
+    assert set(printed["models"]["A"]) == {"rating", "ci_low", "ci_high", "rank_low", "rank_high", "unbounded"}
+    # half: 160 to 60 → the gap is the maximum-likelihood ln(8/3), not a bootstrap mean near it
     gap = printed["models"]["A"]["rating"] - printed["models"]["B"]["rating"]
-    assert gap == pytest.approx(math.log(8 / 3), abs=0.05)
+    assert gap == pytest.approx(math.log(8 / 3), abs=1e-5)
+    assert printed["models"]["A"]["unbounded"] is None
+
+
+def test_the_command_shows_a_system_that_never_lost_as_unbounded(tmp_path: Path) -> None:
+    """5–0: no finite maximum-likelihood rating exists for A; both outputs say so instead of a number."""
+    path = tmp_path / "battles.jsonl"
+    path.write_text("".join(json.dumps({"query_id": str(q), "lang": "de", "model_a": "A", "model_b": "B",
+                                        "winner": "a"}) + "\n" for q in range(5)), encoding="utf-8")
+    printed = CliRunner().invoke(app, ["score", "arena", "--battles", str(path), "--bootstrap", "20", "--json"])
+    assert printed.exit_code == 0, printed.output
+    models = json.loads(printed.output)["models"]
+    assert (models["A"]["rating"], models["A"]["unbounded"]) == (None, "high")
+    assert (models["B"]["rating"], models["B"]["unbounded"]) == (None, "low")
+    readable = CliRunner().invoke(app, ["score", "arena", "--battles", str(path), "--bootstrap", "20"])
+    assert readable.exit_code == 0, readable.output
+    lines = readable.output.splitlines()
+    assert lines[1].split()[:2] == ["A", "+∞"] and lines[2].split()[:2] == ["B", "−∞"]  # best first
 
 
 def test_a_bad_line_is_named(tmp_path: Path) -> None:
@@ -90,7 +108,7 @@ def test_a_bad_line_is_named(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "battles.jsonl line 2: winner 'A' is not one of a, b, tie" in result.output
     with pytest.raises(ConfigError, match="no decisive battles"):
         ratings([Battle("1", "en", "A", "B", "tie")], ties="drop")
-    assert np.isfinite(_fit(_battles("A", "B", 5, 0), "drop")["A"])  # a system that never loses stays finite
+    assert np.isfinite(_fit(_battles("A", "B", 5, 0), "drop")["A"])  # the arithmetic stays finite (see below)
 
 
 def test_the_fit_matches_an_independent_maximisation_of_the_exact_likelihood() -> None:
@@ -144,3 +162,62 @@ def test_all_tournaments_fitted_at_once_each_reach_their_own_optimum() -> None:
             other = minimize(objective, np.zeros(n), args=(weight,), jac=True, method="BFGS", options={"gtol": 1e-10}).x
             assert logits[t] == pytest.approx(other - other.mean(), abs=1e-6)
     assert logits[0, 0] > 8  # never lost: far ahead, yet finite
+
+
+def test_the_rating_is_the_maximum_likelihood_fit_not_the_mean_of_the_tournaments() -> None:
+    # 90 wins to 10 over 100 queries: the MLE gap is ln(90/10) = ln 9, so A = ln(9)/2 ≈ 1.0986. The logit of a
+    # resampled share is convex above 1/2, so the tournaments' mean sits above it (by ≈ 0.02 here): the old rating
+    battles = _battles("A", "B", 90, 10)
+    mean_of_tournaments = tournaments(battles, bootstrap=1000, seed=0).logits[:, 0].mean()
+    assert mean_of_tournaments - math.log(9) / 2 > 0.01
+    rated = ratings(battles, bootstrap=1000, seed=0)["models"]["A"]
+    assert rated["rating"] == pytest.approx(math.log(9) / 2, abs=1e-6)
+    assert rated["ci_low"] < rated["rating"] < rated["ci_high"] and rated["unbounded"] is None
+
+
+def test_a_system_that_never_loses_is_unbounded_not_a_ridge_made_number() -> None:
+    two = ratings(_battles("A", "B", 5, 0), bootstrap=50)["models"]
+    assert two["A"] == {"rating": None, "ci_low": None, "ci_high": None, "rank_low": 1, "rank_high": 1,
+                        "unbounded": "high"}
+    assert two["B"] == {"rating": None, "ci_low": None, "ci_high": None, "rank_low": 2, "rank_high": 2,
+                        "unbounded": "low"}
+    # A beats B and C every time; B and C share a record of 30 to 10 (every resample keeps both sides winning):
+    # A is above them, B and C are rated among themselves: ±ln(3)/2, ranks 2 and 3 after A's 1
+    three = ratings(_battles("A", "B", 20, 0) + _battles("A", "C", 20, 0, first_query=100)
+                    + _battles("B", "C", 30, 10, first_query=200), bootstrap=100)["models"]
+    assert (three["A"]["rating"], three["A"]["unbounded"], three["A"]["rank_low"], three["A"]["rank_high"]) == \
+        (None, "high", 1, 1)
+    assert three["B"]["rating"] == pytest.approx(math.log(3) / 2, abs=1e-5)
+    assert three["C"]["rating"] == pytest.approx(-math.log(3) / 2, abs=1e-5)
+    assert (three["B"]["rank_low"], three["C"]["rank_high"]) == (2, 3) and three["B"]["unbounded"] is None
+    # a group that trades wins inside but never loses to the third: the group is rated, the third is below it
+    group = ratings(_battles("A", "B", 3, 1) + _battles("A", "C", 4, 0, first_query=10)
+                    + _battles("B", "C", 4, 0, first_query=20), bootstrap=50)["models"]
+    assert group["A"]["rating"] == pytest.approx(math.log(3) / 2, abs=1e-5)
+    assert (group["C"]["rating"], group["C"]["unbounded"], group["C"]["rank_low"]) == (None, "low", 3)
+
+
+def test_an_interval_the_tournaments_leave_open_says_which_side() -> None:
+    # 9 to 1 over 10 queries: a resample misses the one loss with probability 0.9^10 ≈ 0.35 > 2.5%, so the
+    # interval is open above for A and below for B; the ratings are still the MLE ±ln(9)/2
+    rated = ratings(_battles("A", "B", 9, 1), bootstrap=200)["models"]
+    assert rated["A"]["rating"] == pytest.approx(math.log(9) / 2, abs=1e-5)
+    assert (rated["A"]["ci_high"], rated["A"]["unbounded"]) == (None, "high") and rated["A"]["ci_low"] is not None
+    assert (rated["B"]["ci_low"], rated["B"]["unbounded"]) == (None, "low")
+
+
+def test_a_pair_whose_two_orders_pick_opposite_winners_is_a_tie() -> None:
+    # q0, q1: A wins shown first and shown second (4 wins); q2: B wins in both orders (2 wins);
+    # q3: the shown-first answer wins both times (A as A, then B as A): an order flip, so two ties
+    def both(query: str, first: str, second: str) -> list[Battle]:
+        return [Battle(query, "en", "A", "B", first), Battle(query, "en", "B", "A", second)]
+
+    battles = both("q0", "a", "b") + both("q1", "a", "b") + both("q2", "b", "a") + both("q3", "a", "a")
+    # drop: 4 to 2 → ln 2 (counting the flip as a win each, as before, gave 5 to 3 → ln(5/3));
+    # half: 4 + 1 to 2 + 1 → ln(5/3)
+    assert _fit(battles, "drop")["A"] * 2 == pytest.approx(math.log(2), abs=1e-5)
+    assert _fit(battles, "half")["A"] * 2 == pytest.approx(math.log(5 / 3), abs=1e-5)
+    result = ratings(battles, bootstrap=20, ties="half")
+    assert (result["ties"], result["order_flips"]) == (0, 1)
+    # nothing but a flip: no decisive battle left when ties are dropped, half a win each when they count
+    assert not rateable(both("q3", "a", "a"), "drop") and rateable(both("q3", "a", "a"), "half")

@@ -1,13 +1,33 @@
-"""Where the report goes: the MLflow run of the benchmark's latest completed evaluation, and a Prefect key."""
+"""The report: what it shows of an arena (unbounded ratings, failures, missing features) and of the metrics, and
+where it goes — the MLflow run of the benchmark's latest completed evaluation, and a Prefect key."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from tasks.arena.report import evaluation_run
 from tasks.reporting import artifact_key
 from tasks.warehouse.db import Warehouse
+
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
+
+
+def _rendered_dom(page: Path, profile: Path) -> str:
+    """The DOM headless Chromium (Debian's ``chromium``) built from a local page: a fresh profile, and no background
+    service that would reach the network.  Without Chromium the test is skipped, saying how to install it."""
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary is None:
+        pytest.skip("no chromium on this machine (Debian: apt-get install chromium): the rendered DOM is not checked")
+    profile.mkdir(parents=True)
+    return subprocess.run([binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+                          capture_output=True, text=True, timeout=120, check=True).stdout
 
 
 def test_the_report_belongs_to_the_latest_completed_evaluation_of_its_benchmark(home: Path) -> None:
@@ -33,3 +53,83 @@ def test_the_report_belongs_to_the_latest_completed_evaluation_of_its_benchmark(
 def test_a_prefect_artifact_key_has_only_lowercase_letters_digits_and_dashes() -> None:
     assert artifact_key("report", "MIRAGE_de.v2 (dev)") == "report-mirage-de-v2-dev"
     assert artifact_key("report", "m") == "report-m"
+
+
+def _cells(html: str, table: str) -> list[list[str]]:
+    """The text of each body row's cells of the table with class ``table`` (Python's own HTML parser)."""
+    from html.parser import HTMLParser
+
+    class Rows(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[list[str]] = []
+            self.inside = self.body = self.cell = False
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            if tag == "table":
+                self.inside = (dict(attrs).get("class") == table)
+            self.body = self.body or (self.inside and tag == "tbody")
+            if self.body and tag == "tr":
+                self.rows.append([])
+            if self.body and tag == "td":
+                self.cell = True
+                self.rows[-1].append("")
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "td":
+                self.cell = False
+            if tag == "tbody":
+                self.body = self.inside = False
+
+        def handle_data(self, data: str) -> None:
+            if self.cell:
+                self.rows[-1][-1] += data
+
+    parser = Rows()
+    parser.feed(html)
+    return [[" ".join(cell.split()) for cell in row] for row in parser.rows]
+
+
+def test_the_report_shows_unbounded_ratings_failures_and_missing_features(home: Path, tmp_path: Path) -> None:
+    from tasks.arena.report import write_report
+
+    home.mkdir(parents=True)
+    columns = ("(benchmark, judge, lang, model, rating, ci_low, ci_high, rank_low, rank_high, n_battles, ties,"
+               " consistency, first_position_rate, fingerprint, predicted, unbounded, failed_queries)")
+    with Warehouse(home) as wh:
+        with wh.transaction() as cur:
+            cur.executemany(f"INSERT INTO arena_ratings {columns} VALUES ('m', 'judge', 'all', ?, ?, ?, ?, ?, ?, 24,"
+                            " 'drop', 0.9, 0.5, 'fp', FALSE, ?, ?)", [
+                                ["oracle", None, None, None, 1, 1, "high", 0],  # never lost
+                                ["extractive", 0.4, 0.1, None, 2, 3, "high", 0],  # open above in the bootstrap
+                                ["local", -0.4, -0.7, -0.1, 2, 3, None, 5],
+                                ["abstain", None, None, None, 4, 4, "low", 12]])
+            cur.execute("INSERT INTO leaderboard (benchmark, setting, lang, subset, model, metric, value, ci_low,"
+                        " ci_high, n, mode, judges, fingerprint, answered, failed, judge_failed) VALUES ('m', 'rag',"
+                        " 'all', 'all', 'local', 'accuracy', 40.0, 30.0, 50.0, 20, 'panel', ['j'], 'fp', 17, 3, 2)")
+            cur.execute("INSERT INTO leaderboard (benchmark, setting, lang, subset, model, metric, value, ci_low,"
+                        " ci_high, n, mode, judges, fingerprint) VALUES ('m', 'rag', 'all', 'all', 'oracle',"
+                        " 'accuracy', 100.0, 100.0, 100.0, 20, 'panel', ['j'], 'fp')")  # written before the counts
+            cur.executemany("INSERT INTO features VALUES ('m', ?, ?, ?, ?, ?, NULL, 'fp')", [
+                ["i1", "local", "support_entailment", None, "not_applicable"],
+                ["i2", "local", "support_entailment", None, "no_response"],
+                ["i1", "local", "citation_map_at_10", 0.5, "ok"],
+                ["i1", "oracle", "support_entailment", 0.9, "ok"]])
+        out = tmp_path / "report.html"
+        write_report(wh, "m", out)
+    html = out.read_text(encoding="utf-8")
+    assert _cells(html, "ratings") == [
+        ["oracle", "+∞ (never lost)", "1", "24", "0"],
+        ["extractive", "+0.400", "[+0.100, +∞]", "2–3", "24", "0"],
+        ["local", "-0.400", "[-0.700, -0.100]", "2–3", "24", "5"],
+        ["abstain", "−∞ (never won)", "4", "24", "12"]]
+    assert 'data-system="oracle" class="unbounded" data-unbounded="high"' in html
+    assert "counts as that system's loss against every system that answered it" in html
+    assert _cells(html, "missing-features") == [["local", "support_entailment", "2"]]
+    # n, answered, failed, judge failed; "–" where the row predates the counts
+    assert _cells(html, "metrics") == [
+        ["rag", "all", "local", "accuracy", "40.000", "[30.000, 50.000]", "20", "17", "3", "2"],
+        ["rag", "all", "oracle", "accuracy", "100.000", "[100.000, 100.000]", "20", "–", "–", "–"]]
+    dom = _rendered_dom(out, tmp_path / "chromium-profile")
+    # the browser built the rows and the interval plot (no rating per language here, so no heatmap)
+    assert '<tr data-system="abstain" class="unbounded" data-unbounded="low">' in dom and dom.count("<svg") == 1

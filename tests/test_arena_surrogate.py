@@ -134,21 +134,54 @@ def test_r2_is_undefined_when_the_judge_s_ratings_do_not_vary() -> None:
     assert (result["r2"], result["r2_ci"]) == (None, None)
 
 
-def test_a_systems_missing_feature_takes_the_others_mean_and_a_feature_nobody_has_is_zero() -> None:
+def test_a_missing_feature_is_zero_with_a_missing_indicator_never_the_other_systems_mean() -> None:
     import warnings
 
     from tasks.arena.surrogate import FeatureCube
 
     nan = float("nan")
-    # 2 queries × 3 systems × 2 features; system c never has feature 0, no system has feature 1
+    # 2 queries × 3 systems × 2 features; system c never has feature 0, b lacks it on query 2, nobody has feature 1
     values = np.array([[[1.0, nan], [3.0, nan], [nan, nan]],
-                       [[2.0, nan], [5.0, nan], [nan, nan]]])
+                       [[2.0, nan], [nan, nan], [nan, nan]]])
     cube = FeatureCube((("en", "1"), ("en", "2")), ("a", "b", "c"), ("f0", "f1"), values)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        means = cube.means()
-        weighted = cube.means(np.array([3.0, 1.0]))
-    # a: (1 + 2) / 2, b: (3 + 5) / 2, c: the mean of a's and b's
-    assert means.tolist() == [[1.5, 0.0], [4.0, 0.0], [2.75, 0.0]]
-    # weights 3 and 1: a (3·1 + 2) / 4, b (3·3 + 5) / 4
-    assert weighted[:, 0].tolist() == [1.25, 3.5, 2.375]
+        design = cube.design()
+        weighted = cube.design(np.array([3.0, 1.0]))
+    assert cube.names() == ["f0", "f1", "f0:missing", "f1:missing"]
+    # a: (1 + 2) / 2 and never missing; b: 3 over the query it has, missing on 1 of 2; c: 0, missing on both
+    # (the old surrogate gave c the mean of a's and b's, (1.5 + 3) / 2 = 2.25, as if it had answered)
+    assert design.tolist() == [[1.5, 0.0, 0.0, 1.0], [3.0, 0.0, 0.5, 1.0], [0.0, 0.0, 1.0, 1.0]]
+    # weights 3 and 1: a (3·1 + 2) / 4; b 3, missing on 1 of 4 weight
+    assert weighted[:, 0].tolist() == [1.25, 3.0, 0.0] and weighted[:, 2].tolist() == [0.0, 0.25, 1.0]
+    # one battle's row (the pairwise variant): the value 0 and the indicator 1 where the response has none
+    assert cube.battle_row(1, 1).tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert cube.battle_row(0, 0).tolist() == [1.0, 0.0, 0.0, 1.0]
+
+
+def test_validation_reads_the_features_of_the_judged_queries_only() -> None:
+    # the same arena, once with the features of 30 more queries per language that the judge never saw, whose
+    # citation MAP runs against the judge's order: validation and predictions must not move
+    battles, rows = _arena()
+    rng = np.random.default_rng(5)
+    unseen = [(lang, f"unseen{lang}{q}", system, "citation_map_at_10", 0.5 - 0.2 * quality + rng.normal(0, 0.05))
+              for lang in ("en", "de") for q in range(30) for system, quality in QUALITY.items()]
+    fitted = tournaments(battles, bootstrap=10, seed=0)
+    lang_ratings = _lang_ratings(battles)
+    alone = surrogate(feature_cube(rows), fitted, battles, lang_ratings, seed=0)
+    mixed = surrogate(feature_cube(rows + unseen), fitted, battles, lang_ratings, seed=0)
+    for part in ("leave_systems_out", "leave_languages_out", "pairwise"):
+        assert mixed[part] == alone[part], part
+    assert mixed["ablations"] == alone["ablations"] and mixed["importances"] == alone["importances"]
+
+
+def test_a_system_with_an_unbounded_rating_does_not_train_the_surrogate() -> None:
+    battles, rows = _arena()
+    # s6 beats every system on every query it plays: it never loses, so it has no finite rating to learn from
+    battles += [Battle(f"en{q}", "en", "s6", other, "a") for q in range(30) for other in QUALITY]
+    rows += [("en", f"en{q}", "s6", "citation_map_at_10", 0.9) for q in range(30)]
+    fitted = tournaments(battles, bootstrap=10, seed=0)
+    assert fitted.sides[fitted.models.index("s6")] == "high"
+    result = surrogate(feature_cube(rows), fitted, battles, _lang_ratings(_arena()[0]), seed=0)
+    assert result["unbounded"] == ["s6"] and "s6" not in result["systems"] and "s6" not in result["predicted"]
+    assert len(result["leave_systems_out"]["predicted"]) == len(QUALITY)

@@ -125,7 +125,8 @@ def test_a_generated_benchmark_gains_the_language_as_a_translation_target_and_it
     translate_flow(TranslateParams(benchmark="eclektic", to=["de"], translator="fake", qc_policy="human",
                                    config=lenient, home=home))
     instances_flow(InstancesParams(benchmark="eclektic", instances=InstanceConfig(qc_policy="human"), home=home))
-    evaluate_flow(EvaluateParams(benchmark="eclektic", models=["fake"], judges=["fake"], home=home))
+    evaluate_flow(EvaluateParams(benchmark="eclektic", models=["fake"], judges=["fake"], judge_own_system=True,
+                                 home=home))
     calls = len(server.calls)
 
     rows = backfill_flow(BackfillParams(langs=["ja"], home=home))

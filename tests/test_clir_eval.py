@@ -87,3 +87,31 @@ def test_no_warning_when_every_query_finds_something_relevant(warehouse: Warehou
     with caplog.at_level(logging.WARNING):
         evaluate(warehouse, "c", ranker, ALL, "e2", n_resamples=50)
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_ndcg_without_the_own_article_leaves_out_queries_with_nothing_else_relevant(
+        warehouse: Warehouse, caplog: pytest.LogCaptureFixture) -> None:
+    returned = {("en", "de", 1): [77, 1830, 640], ("en", "de", 2): [900], ("en", "de", 3): [1830],
+                ("ja", "de", 11): [640], ("ja", "de", 12): [55, 900]}
+    with caplog.at_level(logging.INFO, logger="tasks.metrics.clir_eval"):
+        result = evaluate(warehouse, "c", FixedRanker(returned), ALL, "e3", n_resamples=50)
+    rows = {(r["src_lang"], r["tgt_lang"]): (r["value"], r["n_queries"]) for r in result.metrics
+            if r["metric"] == "ndcg@10_no6"}
+    # en→de: query 2's only relevant document is its own article (900): left out, not scored 0.
+    #   query 1 without its 640: ranking [unjudged, 5] against [5]: (31/log2(3)) / 31 = 1/log2(3) = 0.63093;
+    #   query 3: [4] against [4]: 1.0.  Mean over 2 queries: (0.63093 + 1) / 2 = 0.81546 (scored 0, query 2
+    #   would have pulled it down to 0.54364 over 3).
+    # ja→de: both queries have only their own article (12's 55 is label-0 padding): no value, no row.
+    assert rows[("en", "de")] == (pytest.approx((1 / math.log2(3) + 1.0) / 2), 2)
+    assert ("ja", "de") not in rows
+    assert rows[(ALL, ALL)] == (pytest.approx((1 / math.log2(3) + 1.0) / 2), 1)  # one direction has a value
+    assert sorted((r["src_lang"], r["tgt_lang"], r["metric"], r["n_left_out"], r["n_queries"])
+                  for r in result.left_out) == [("en", "de", "ndcg@10_no6", 1, 3), ("ja", "de", "ndcg@10_no6", 2, 2)]
+    assert "ndcg@10_no6: en>de 1 of 3 queries, ja>de 2 of 2 queries" in caplog.text
+    # the other metrics still score every query: ndcg@10 of ja→de is a row over both queries
+    assert any(r["metric"] == "ndcg@10" and (r["src_lang"], r["n_queries"]) == ("ja", 2) for r in result.metrics)
+    with_self = {r["query_id"] for r in result.per_query if r["metric"] == "ndcg@10_no6"}
+    assert with_self == {1, 3}
+    stored = warehouse.query("SELECT src_lang, n_queries FROM eval_metrics WHERE eval_id = 'e3'"
+                             " AND metric = 'ndcg@10_no6' ORDER BY ALL")
+    assert stored == [("all", 1), ("en", 2)]

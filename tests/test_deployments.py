@@ -17,7 +17,7 @@ import pytest
 
 from tasks.processes import child_dies_with_us, free_loopback_port, stop_process
 from tasks.warehouse.db import Warehouse
-from tests.conftest import shared_data
+from tests.conftest import TEST_DATA
 from tests.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -279,7 +279,7 @@ def _run_through_worker(env: dict[str, str], deployment: str, params: str) -> No
 
 
 def test_a_deployment_run_through_a_worker_fills_the_warehouse(registered: dict[str, str], tmp_path: Path) -> None:
-    sample = shared_data("wikipedia-xml", "ukwiki-truncated-100k.xml.xz")
+    sample = TEST_DATA / "wikipedia-xml" / "ukwiki-excerpt.xml.xz"  # 21 articles and 13 redirects: 34 complete pages
     home = tmp_path / "deployed-home"
     _pause_triggers(registered)
     env = registered | {"BABELBENCH_REPO": str(REPO), "BABELBENCH_COMPUTE": "inline"}

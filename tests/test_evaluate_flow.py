@@ -17,7 +17,8 @@ import yaml
 from typer.testing import CliRunner
 
 from flows.cli import app
-from flows.evaluate import EvaluateParams, evaluate_flow
+from flows.evaluate import EvaluateParams, check_judges, evaluate_flow
+from tasks.metrics.leaderboard import ScoringConfig
 from tasks.warehouse.db import Warehouse
 from tests.fake_llm_server import FakeLLMServer
 
@@ -81,27 +82,39 @@ def _matrix(home: Path, model: str) -> dict[tuple, tuple]:
     return {(subset.removeprefix("source:"), lang, metric): (value, n) for subset, lang, metric, value, n in rows}
 
 
+def _means(home: Path, model: str, metric: str) -> dict[str, tuple]:
+    """with_diagonal / without_diagonal → (value, cells) of the closed-book matrix's means of ``metric``."""
+    with Warehouse(home) as wh:
+        rows = wh.query("SELECT subset, value, n FROM leaderboard WHERE benchmark = 'e' AND model = ? AND metric = ?"
+                        " AND setting = 'closed_book' AND subset LIKE 'matrix:%'", [model, metric])
+    return {subset.removeprefix("matrix:"): (value, n) for subset, value, n in rows}
+
+
 def test_an_evaluation_scores_each_model_by_the_protocol_and_a_rerun_is_free(eval_home: Path,
                                                                              server: FakeLLMServer) -> None:
     params = EvaluateParams(benchmark="e", models=["good", "weak"], judges=["judge"], home=str(eval_home))
     rows = evaluate_flow(params)
     assert {r["status"] for r in rows} == {"computed"}
     board = _board(eval_home)
-    # good: sources de:1/de and en:2/en accepted; pairs de:1→en ✓, de:1→fr ✗, en:2→de ✓, en:2→fr ✓
-    assert board[("good", "all", "overall_success")] == (0.75, 4)
-    assert board[("good", "all", "transfer")] == (0.75, 4)  # both sources accepted: the same 3 / 4
-    assert board[("good", "all", "source_accuracy")] == (1.0, 4)  # pooled over the pairs, like the others
-    assert board[("good", "all", "source_question_accuracy")] == (1.0, 2)
-    assert board[("good", "fr", "overall_success")] == (0.5, 2)  # de:1→fr ✗, en:2→fr ✓
+    # good: sources de:1/de and en:2/en accepted; pairs de:1→en ✓, de:1→fr ✗, en:2→de ✓, en:2→fr ✓ (percentages)
+    assert board[("good", "all", "overall_success")] == (75.0, 4)
+    assert board[("good", "all", "transfer")] == (75.0, 4)  # both sources accepted: the same 3 / 4
+    assert board[("good", "all", "source_accuracy")] == (100.0, 4)  # pooled over the pairs, like the others
+    assert board[("good", "all", "source_question_accuracy")] == (100.0, 2)
+    assert board[("good", "fr", "overall_success")] == (50.0, 2)  # de:1→fr ✗, en:2→fr ✓
     matrix = _matrix(eval_home, "good")
     assert {key: value for key, value in matrix.items() if key[2] == "overall_success"} == {
-        ("de", "en", "overall_success"): (1.0, 1), ("de", "fr", "overall_success"): (0.0, 1),
-        ("en", "de", "overall_success"): (1.0, 1), ("en", "fr", "overall_success"): (1.0, 1)}
+        ("de", "de", "overall_success"): (100.0, 1), ("en", "en", "overall_success"): (100.0, 1),  # the diagonal
+        ("de", "en", "overall_success"): (100.0, 1), ("de", "fr", "overall_success"): (0.0, 1),
+        ("en", "de", "overall_success"): (100.0, 1), ("en", "fr", "overall_success"): (100.0, 1)}
     assert matrix[("de", "fr", "transfer")] == (0.0, 1)
-    assert board[("good", "en", "overall_success")] == (1.0, 1)
-    # weak: nothing accepted, so no source answer either: transfer is undefined, not 0
+    # matrix means: with the diagonal (100 + 100 + 100 + 0 + 100 + 100) / 6, without it (100 + 0 + 100 + 100) / 4
+    assert _means(eval_home, "good", "overall_success") == {"with_diagonal": (pytest.approx(500 / 6), 6),
+                                                            "without_diagonal": (75.0, 4)}
+    assert board[("good", "en", "overall_success")] == (100.0, 1)
+    # weak: nothing accepted, so no source answer either: transfer is undefined, not 0, over no pair
     assert board[("weak", "all", "overall_success")] == (0.0, 4)
-    assert board[("weak", "all", "transfer")] == (None, 4)
+    assert board[("weak", "all", "transfer")] == (None, 0)
     calls = len(server.calls)
     assert calls == 12 + 6  # 6 answers per model, then a verdict per answer of good (weak's refusals are "no" unasked)
 
@@ -115,7 +128,7 @@ def test_an_evaluation_scores_each_model_by_the_protocol_and_a_rerun_is_free(eva
     assert {r["status"] for r in panel if r["stage"] == "judging" and r["cell"].endswith("/judge2")} == {"computed"}
     assert {r["status"] for r in panel if r["stage"] == "judging" and r["cell"].endswith("/judge")} == {"cached"}
     assert len(server.calls) == calls + 6
-    assert _board(eval_home)[("good", "all", "overall_success")] == (0.75, 4)  # two judges who agree
+    assert _board(eval_home)[("good", "all", "overall_success")] == (75.0, 4)  # two judges who agree
 
 
 def test_each_model_evaluation_is_an_mlflow_run_nested_under_the_evaluation(eval_home: Path) -> None:
@@ -130,8 +143,12 @@ def test_each_model_evaluation_is_an_mlflow_run_nested_under_the_evaluation(eval
     good = children["good"]
     assert good.data.tags["mlflow.parentRunId"] == parents[0].info.run_id
     assert good.data.params["judges"] == "judge" and re.fullmatch(r"[0-9a-f]{12}", good.data.params["template.answer_closed_book"])
-    assert good.data.metrics["overall_success.closed_book.all.all"] == 0.75
-    assert good.data.metrics["overall_success.closed_book.all.all.ci_low"] <= 0.75
+    assert good.data.metrics["overall_success.closed_book.all.all"] == 75.0
+    assert good.data.metrics["overall_success.closed_book.all.all.ci_low"] <= 75.0
+    # what the value stands on: 6 responses of good answered, none failed, every verdict given
+    assert (good.data.metrics["answered.closed_book.all.all"], good.data.metrics["failed.closed_book.all.all"],
+            good.data.metrics["judge_failed.closed_book.all.all"]) == (6.0, 0.0, 0.0)
+    assert good.data.params["failed_responses"] == "none"
 
 
 def test_the_leaderboard_command_prints_what_the_evaluation_stored(eval_home: Path) -> None:
@@ -139,7 +156,9 @@ def test_the_leaderboard_command_prints_what_the_evaluation_stored(eval_home: Pa
     result = CliRunner().invoke(app, ["--home", str(eval_home), "leaderboard", "--benchmark", "e", "--format", "json"])
     assert result.exit_code == 0, result.output
     rows = {(r["lang"], r["metric"]): r for r in json.loads(result.output)}
-    assert rows[("all", "overall_success")]["value"] == 0.75 and rows[("all", "overall_success")]["mode"] == "protocol"
+    assert rows[("all", "overall_success")]["value"] == 75.0 and rows[("all", "overall_success")]["mode"] == "protocol"
+    assert {key: rows[("all", "overall_success")][key] for key in ("answered", "failed", "judge_failed")} == {
+        "answered": 6, "failed": 0, "judge_failed": 0}
     missing = CliRunner().invoke(app, ["--home", str(eval_home), "leaderboard", "--benchmark", "nope"])
     assert missing.exit_code == 2 and "no leaderboard for benchmark 'nope'" in missing.output
 
@@ -149,7 +168,7 @@ def test_questions_asked_only_in_their_source_language_still_give_the_question_l
         cur.execute("DELETE FROM instances WHERE lang <> source_lang")
     evaluate_flow(EvaluateParams(benchmark="e", models=["good"], judges=["judge"], home=str(eval_home)))
     board = _board(eval_home)
-    assert board[("good", "all", "source_question_accuracy")] == (1.0, 2)  # de:1 in de, en:2 in en: both right
+    assert board[("good", "all", "source_question_accuracy")] == (100.0, 2)  # de:1 in de, en:2 in en: both right
     assert board[("good", "all", "overall_success")] == (None, 0)  # no pair: undefined, not 0
     assert board[("good", "all", "source_accuracy")] == (None, 0)
 
@@ -169,7 +188,7 @@ def test_a_budget_stopped_evaluation_resumes_without_sending_a_request_twice(eva
     evaluate_flow(stopped.model_copy(update={"budget": Budget()}))
     bodies = [json.dumps(call.body, sort_keys=True) for call in server.calls]
     assert len(bodies) == len(set(bodies)) == 6 + 6  # every answer and every verdict asked exactly once
-    assert _board(eval_home)[("good", "all", "overall_success")] == (0.75, 4)
+    assert _board(eval_home)[("good", "all", "overall_success")] == (75.0, 4)
 
 
 def test_a_changed_instance_recomputes_only_its_own_cells_and_a_changed_reference_only_its_judging(
@@ -189,3 +208,71 @@ def test_a_changed_instance_recomputes_only_its_own_cells_and_a_changed_referenc
     with Warehouse(eval_home) as wh, wh.transaction() as cur:  # the context the judge reads for German, corrected
         cur.execute("UPDATE instances SET judge_context = 'Maren Tolk schrieb es.' WHERE instance_id = 'en:2:closed_book:de'")
     assert computed(evaluate_flow(params)) == {("judging", "e/closed_book/de/good/judge"), ("scoring", "e/good")}
+
+
+@pytest.fixture
+def down_home(eval_home: Path) -> Path:
+    """``eval_home`` with ``down``: a model registered at an endpoint where nothing listens (port 9, discard)."""
+    registry = yaml.safe_load((eval_home / "models.yaml").read_text())
+    registry["models"].append({"name": "down", "backend": "openai", "model": "down-model", "mode": "chat",
+                               "base_url": "http://127.0.0.1:9/v1", "max_concurrency": 2, "timeout": 5})
+    (eval_home / "models.yaml").write_text(yaml.safe_dump(registry))
+    return eval_home
+
+
+def test_a_model_whose_endpoint_is_down_gets_no_credit_and_the_leaderboard_and_exit_code_say_it_failed(
+        down_home: Path) -> None:
+    result = CliRunner().invoke(app, ["--home", str(down_home), "eval", "--benchmark", "e", "--models", "good,down",
+                                      "--judges", "judge"])
+    assert result.exit_code == 1, result.output
+    # one line naming the model that failed (and not the one that answered), with the commonest reason
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith("error: model down: 6 of 6 responses failed (call_failed: ")
+    assert "good" not in errors[0]
+    board = _board(down_home)
+    # every question asked is in the denominators: 4 pairs and 2 source questions, none accepted
+    assert board[("down", "all", "overall_success")] == (0.0, 4)
+    assert board[("down", "all", "source_question_accuracy")] == (0.0, 2)
+    assert board[("down", "all", "transfer")] == (None, 0)
+    assert board[("good", "all", "overall_success")] == (75.0, 4)
+    shown = CliRunner().invoke(app, ["--home", str(down_home), "leaderboard", "--benchmark", "e", "--format", "json"])
+    rows = {(r["model"], r["lang"], r["subset"], r["metric"]): r for r in json.loads(shown.output)}
+    down = rows[("down", "all", "all", "overall_success")]
+    assert (down["answered"], down["failed"], down["judge_failed"]) == (0, 6, 0)
+    good = rows[("good", "all", "all", "overall_success")]
+    assert (good["answered"], good["failed"], good["judge_failed"]) == (6, 0, 0)
+    table = CliRunner().invoke(app, ["--home", str(down_home), "leaderboard", "--benchmark", "e", "--models", "down"])
+    assert table.output.splitlines()[0].split()[9:13] == ["n", "answered", "failed", "judge_failed"]
+    # down's transfer over no pair is undefined ("-"); a value from one question has no interval ("n/a")
+    assert "n/a" in table.output
+    csv_out = CliRunner().invoke(app, ["--home", str(down_home), "leaderboard", "--benchmark", "e", "--format", "csv"])
+    assert "answered,failed,judge_failed" in csv_out.output.splitlines()[0]
+
+
+def test_a_failed_verdict_is_counted_and_incorrect_unless_the_user_excludes_it(eval_home: Path,
+                                                                                server: FakeLLMServer) -> None:
+    # the judge's reply on the French question of en:2 cannot be read; every other verdict as before
+    server.answer("<supported>", lambda prompt: "no idea" if "Fille du passeur" in prompt else _judge(prompt))
+    params = EvaluateParams(benchmark="e", models=["good"], judges=["judge"], home=str(eval_home))
+    evaluate_flow(params)
+    with Warehouse(eval_home) as wh:
+        counts = wh.query("SELECT answered, failed, judge_failed FROM leaderboard WHERE model = 'good'"
+                          " AND setting = 'closed_book' AND lang = 'all' AND subset = 'all' AND metric = 'transfer'")
+    assert counts == [(6, 0, 1)]
+    board = _board(eval_home)
+    # pairs de:1→en ✓, de:1→fr ✗ (1871), en:2→de ✓, en:2→fr unjudged → incorrect: 2 of 4
+    assert board[("good", "all", "overall_success")] == (50.0, 4)
+    assert board[("good", "fr", "overall_success")] == (0.0, 2)
+    evaluate_flow(params.model_copy(update={"scoring": ScoringConfig(judge_failures="exclude")}))
+    board = _board(eval_home)
+    # en:2→fr left out: 2 of the 3 other pairs; in French only de:1→fr is left, a failure
+    assert board[("good", "all", "overall_success")] == (pytest.approx(100 * 2 / 3), 3)
+    assert board[("good", "fr", "overall_success")] == (0.0, 1)
+
+
+def test_a_judge_that_is_also_a_contestant_is_refused_unless_the_user_allows_it(eval_home: Path) -> None:
+    result = CliRunner().invoke(app, ["--home", str(eval_home), "eval", "--benchmark", "e", "--models", "good,judge",
+                                      "--judges", "judge"])
+    assert result.exit_code == 2
+    assert "error: judge would judge its own answers" in result.output and "--judge-own-system" in result.output
+    check_judges(EvaluateParams(benchmark="e", models=["good", "judge"], judges=["judge"], judge_own_system=True))

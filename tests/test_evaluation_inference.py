@@ -138,3 +138,92 @@ def test_the_support_judge_reads_the_context_not_the_gold_and_failed_responses_a
     assert len(judge_prompts) == 1  # neither the failed response nor the refusal was sent to the judge
     assert all("gold" not in p for p in judge_prompts)  # the gold answer is never shown
     assert any("The Velna Bridge opened in 1871." in p for p in judge_prompts)  # the context is
+
+
+def test_only_a_whole_abstention_is_no_without_the_judge_an_answer_holding_a_refusal_phrase_is_judged(
+    wh: Warehouse, server: FakeLLMServer,
+) -> None:
+    server.answer("Velna Bridge open?", "I don't know why it took so long, but it opened in 1871.")
+    server.answer("Tarsk Cathedral", "**None**")
+    server.answer("Mirra", "No answer was given by the survey office.")
+    client = fake_client(wh, server)
+    answer_instances(wh, client, "e", "closed_book", "en", "fake", InferenceConfig(), "fp")
+    asked = len(server.calls)
+    server.answer("<supported>", "<supported>yes</supported>")  # a lax judge: says yes to whatever it is asked
+    judge_responses(wh, client, "e", "closed_book", "en", "fake", "fake", "support", JudgeConfig(), "fpj")
+    verdicts = {r["instance_id"]: (r["verdict"], r["reason"])
+                for r in wh.query_dicts("SELECT * FROM judgements WHERE benchmark = 'e'")}
+    # the two answers holding "i don't know" / "no answer" went to the judge, which decided; "None" did not
+    assert verdicts == {"de:7:closed_book:en": ("yes", None), "de:9:closed_book:en": ("yes", None),
+                        "de:8:closed_book:en": ("no", "an abstention: no, without asking the judge")}
+    assert len(server.calls) - asked == 2
+
+
+# (instance_id, setting, lang, question, documents)
+XRAG_DOCUMENTS = [{"doc_id": "q1-0", "title": "", "date": "2024-06-03", "role": "support",
+                   "text": "Die Velna-Brücke wurde 1871 eröffnet."},
+                  {"doc_id": "q1-1", "title": "Pellow Tunnel", "date": None, "role": "support",
+                   "text": "The Pellow Tunnel opened in 1868."}]
+XRAG_INSTANCES = [
+    ("q1|monolingual_retrieval|de", "monolingual_retrieval", "de", "Was wurde zuerst eröffnet?", XRAG_DOCUMENTS),
+    ("q1|closed_book|en", "closed_book", "en", "Which opened first, the bridge or the tunnel?", []),
+]
+
+
+def _xrag_instances(wh: Warehouse) -> None:
+    with wh.transaction() as cur:
+        for instance_id, setting, lang, question, documents in XRAG_INSTANCES:
+            cur.execute("INSERT INTO instances VALUES ('x', ?, 'q1', 'xrag', ?, ?, ?, 'Der Tunnel, 1868.', 'de', NULL,"
+                        " NULL, ?, 0, 'fp', NULL)", [instance_id, setting, lang, question, json.dumps(documents)])
+
+
+def test_xrag_shows_dated_articles_reads_the_answer_tag_and_no_retrieval_none_is_never_correct(
+    wh: Warehouse, server: FakeLLMServer,
+) -> None:
+    _xrag_instances(wh)
+    server.answer("Was wurde zuerst", "Laut Artikel 2 ist es der Tunnel.\n<answer>Der Pellow-Tunnel, 1868.</answer>")
+    server.answer("the bridge or the tunnel", "I cannot tell from memory. <answer>None</answer>")
+    client = fake_client(wh, server)
+    for setting, lang in (("monolingual_retrieval", "de"), ("closed_book", "en")):
+        answer_instances(wh, client, "x", setting, lang, "fake", InferenceConfig(), "fp")
+    retrieval, closed = (prompt_of(server.calls_about(needle)[0].body) for needle in ("Was wurde", "or the tunnel"))
+    assert "Article 1 (2024-06-03):\nDie Velna-Brücke" in retrieval  # the date when the document has one
+    assert "Article 2 — Pellow Tunnel:\n" in retrieval  # and no date when it has none
+    assert "German" in retrieval and "only what the articles say" in retrieval and "None" not in retrieval
+    assert "write None as the whole answer" in closed and "<answer>" in closed
+    answers = {r["setting"]: r["answer"] for r in wh.query_dicts("SELECT * FROM responses WHERE benchmark = 'x'")}
+    assert answers == {"monolingual_retrieval": "Der Pellow-Tunnel, 1868.", "closed_book": "None"}
+    asked = len(server.calls)
+    server.answer("Reference answer:", "<correct>yes</correct>")  # a lax judge
+    for setting, lang in (("monolingual_retrieval", "de"), ("closed_book", "en")):
+        judge_responses(wh, client, "x", setting, lang, "fake", "fake", "correct", JudgeConfig(), "fpj")
+    verdicts = {r["instance_id"]: r["verdict"] for r in wh.query_dicts("SELECT * FROM judgements WHERE benchmark = 'x'")}
+    assert verdicts == {"q1|monolingual_retrieval|de": "yes", "q1|closed_book|en": "no"}
+    assert len(server.calls) - asked == 1  # "None" was not put to the judge
+
+
+def test_a_base_model_gets_completion_prompts_and_what_it_repeats_of_the_prompt_is_not_its_reply(
+    wh: Warehouse, server: FakeLLMServer,
+) -> None:
+    _xrag_instances(wh)
+    passages = [{"doc_id": "a#1", "title": "Velna", "text": "The Velna rises in the Kelda hills."},
+                {"doc_id": "b#2", "title": "Mirra", "text": "The Mirra rises in the Ost hills."}]
+    with wh.transaction() as cur:
+        cur.execute("INSERT INTO instances VALUES ('m', 'q9', 'q9', 'mirage', 'rag', 'en', 'Where does the Velna rise?',"
+                    " '', 'en', NULL, NULL, ?, 0, 'fp', NULL)", [json.dumps(passages)])
+    # the endpoint ignores the stop sequences: the model runs on into the template
+    server.answer("Was wurde", "Der Pellow-Tunnel.</answer>\nQuestion: Was wurde zuletzt eröffnet?")
+    server.answer("Velna rise?", "It rises in the Kelda hills [a#1].\n##Answer: In the Kelda hills [a#1]\n"
+                                 "Question: Where does the Mirra rise?\n\nPassages:\n[b#2] Mirra - The Mirra rises.")
+    client = fake_client(wh, server, mode="completion")
+    answer_instances(wh, client, "x", "monolingual_retrieval", "de", "fake", InferenceConfig(), "fp")
+    answer_instances(wh, client, "m", "rag", "en", "fake", InferenceConfig(), "fp")
+    bodies = [call.body for call in server.calls]
+    assert len(bodies) == 2 and all("messages" not in body for body in bodies)  # completion prompts only
+    xrag = next(body for body in bodies if "Was wurde" in body["prompt"])
+    assert xrag["prompt"].endswith("Answer: <answer>") and xrag["stop"] == ["</answer>", "\n"]
+    rows = {r["benchmark"]: r for r in wh.query_dicts("SELECT * FROM responses")}
+    assert (rows["x"]["status"], rows["x"]["answer"]) == ("ok", "Der Pellow-Tunnel.")
+    mirage = rows["m"]
+    assert (mirage["status"], mirage["answer"], mirage["citations"]) == ("ok", "In the Kelda hills [a#1]", ["a#1"])
+    assert mirage["raw_text"].endswith("The Mirra rises.")  # the reply is stored as it came

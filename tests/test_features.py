@@ -176,3 +176,15 @@ def test_graded_features_without_a_grader_are_refused_before_anything_runs(wh: W
     wh.close()
     with pytest.raises(ConfigError, match="fluency_score: graded by an LLM; name the grader"):
         features_flow(FeaturesParams(benchmark="b", features=["fluency_score", "answer_bleu"], home=home))
+
+
+def test_features_without_a_value_are_counted_per_system(wh: Warehouse) -> None:
+    from tasks.features.models import FeatureModels
+    from tasks.features.stages import compute_feature, missing_features
+
+    output = compute_feature(wh, "b", "citation_map_at_10", "ref", FeatureModels(), "fp")
+    # ref failed on i2 (no_response); sys has no relevant passage shown on i3 (not_applicable); mute has its one
+    assert output.message == ("citation_map_at_10: {'no_response': 1, 'not_applicable': 1, 'ok': 4};"
+                              " no value for: ref 1/2, sys 1/3")
+    assert missing_features(wh, "b") == {"ref": {"citation_map_at_10": 1}, "sys": {"citation_map_at_10": 1}}
+    assert missing_features(wh, "b", ["sys", "mute"]) == {"sys": {"citation_map_at_10": 1}}

@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
-from tasks.features.inputs import FeatureInput
+from tasks.features.inputs import FeatureInput, feature_inputs
+from tasks.inference.prompting import InferenceConfig
+from tasks.inference.respond import answer_instances
+from tasks.warehouse.db import Warehouse
+from tests.fake_llm_server import FakeLLMServer, fake_client
 from tasks.features import models as feature_models
 from tasks.features.models import MODEL_FEATURES, FeatureModels, reranker_score, support
 from tests.tiny_models import build_cross_encoder, build_nli_classifier
@@ -82,3 +87,36 @@ def test_entailment_and_neutral_cells_share_one_nli_pass(models: tuple[FeatureMo
     other = _item("##Reason: Tarsk lies on the Velna [d2].\n##Answer: on the Velna [d2]", ("d2",))
     assert support([other], models[0])[0][0].status == "ok" and batches == [3, 1]  # other pairs: a pass of their own
     assert entail[0] is not None and entail[0] + neutral[0] <= 1.0 + 1e-6
+
+
+def test_a_completion_models_reply_is_its_reasoning_and_a_template_echo_is_not(
+        models: tuple[FeatureModels, FeatureModels], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        server: FakeLLMServer) -> None:
+    """Through the inference stage: a base model continues MIRAGE's prompt (which ends with ``##Reason:``), the
+    endpoint sends the prompt back ahead of the completion, and the model runs on into the template again, citing d3
+    there.  The support features read the two reasoning sentences (d1, d2) and nothing of either echo."""
+    documents = [{"doc_id": doc, "title": "", "text": text, "role": "support"} for doc, text in PASSAGES.items()]
+    completion = (" The Velna rises in the Kelda hills [d1]. Tarsk lies on the Velna [d2].\n##Answer: the hills [d1]"
+                  "\n\nQuestion: Where is Orvik?\n\nPassages:\n[d3] Orvik is a port.\n##Reason: Orvik is a port [d3].")
+    server.answer("Where does the Velna rise?", lambda prompt: prompt + completion)
+    with Warehouse(tmp_path / "home") as wh:
+        with wh.transaction() as cur:
+            cur.execute("INSERT INTO instances VALUES ('b', 'i', 'i', 'mirage', 'rag', 'en', 'Where does the Velna"
+                        " rise?', '', 'en', NULL, NULL, ?, 0, 'fp', NULL)", [json.dumps(documents)])
+        answer_instances(wh, fake_client(wh, server, mode="completion"), "b", "rag", "en", "fake", InferenceConfig(),
+                         "fp")
+        assert wh.scalar("SELECT raw_text FROM responses").startswith("Question: Where does the Velna rise?")
+        (item,) = feature_inputs(wh, "b")
+    assert item.primed and item.raw_text == completion  # past the endpoint's echo of the prompt
+    model = feature_models._cross_encoder(models[0].nli)
+    batches: list[list[tuple[str, str]]] = []
+    predict = model.predict
+    monkeypatch.setattr(model, "predict", lambda pairs, **options: batches.append(pairs) or predict(pairs, **options))
+    entail, _ = support([item], models[0])
+    assert entail[0].status == "ok"  # before: the echoed instructions' "##Reason:" was read, citing nothing
+    # (premise, hypothesis) per citing sentence; strip_citations leaves the space before the full stop
+    assert batches == [[(PASSAGES["d1"], "The Velna rises in the Kelda hills ."),
+                        (PASSAGES["d2"], "Tarsk lies on the Velna .")]]
+    # read unprimed, as a chat reply, the only reason marker is the echo's: its d3 sentence would be checked
+    support([_item(completion, ("d1", "d2"))], models[0])
+    assert batches[-1] == [(PASSAGES["d3"], "Orvik is a port .")]

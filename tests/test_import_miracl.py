@@ -24,13 +24,14 @@ PASSAGES = [
 ]
 
 
-def _miracl(root: Path, *, qrels: str | None = None) -> Path:
+def _miracl(root: Path, *, qrels: str | None = None, topics: str | None = None) -> Path:
     """MIRACL's two repositories side by side: topics and qrels for de, and the de corpus."""
     base = root / "miracl" / "miracl-v1.0-de"
     (base / "topics").mkdir(parents=True)
     (base / "qrels").mkdir()
     (base / "topics" / "topics.miracl-v1.0-de-dev.tsv").write_text(
-        "1\tWo entspringt die Velna?\n2\tWer baute die Orvik-Brücke?\n3\tEine Frage ohne Urteil?\n", encoding="utf-8")
+        topics or "1\tWo entspringt die Velna?\n2\tWer baute die Orvik-Brücke?\n3\tEine Frage ohne Urteil?\n",
+        encoding="utf-8")
     (base / "qrels" / "qrels.miracl-v1.0-de-dev.tsv").write_text(
         qrels or "1\tQ0\t100#0\t1\n1\tQ0\t100#1\t0\n1\tQ0\t200#3\t0\n2\tQ0\t300#0\t1\n", encoding="utf-8")
     corpus = root / "miracl" / "miracl-corpus-v1.0-de"
@@ -71,6 +72,30 @@ def test_a_bad_qrels_line_names_the_line_and_leaves_the_earlier_import(tmp_path:
         bad = _miracl(tmp_path / "bad", qrels="1\tQ0\t100#0\t1\n1\tQ0\t100#1\n")
         with pytest.raises(ConfigError, match=r"qrels.miracl-v1.0-de-dev.tsv line 2: expected 'query_id Q0 docid"):
             import_dataset(wh, "miracl", bad, "mirage", None)
+        assert set(_instances(wh)) == {"de:1", "de:2"}
+
+
+@pytest.mark.parametrize("topics, qrels, message", [
+    # two texts for query 1: which one would be asked?
+    ("1\tWo entspringt die Velna?\n2\tWer baute die Orvik-Brücke?\n1\tWie lang ist die Velna?\n", None,
+     r"topics.miracl-v1.0-de-dev.tsv line 3: query id 1 again \(first on line 1\)"),
+    # 100#0 judged twice for query 1, even with the same relevance
+    (None, "1\tQ0\t100#0\t1\n1\tQ0\t200#3\t0\n1\tQ0\t100#0\t1\n",
+     r"qrels.miracl-v1.0-de-dev.tsv line 3: query 1 judges passage 100#0 again \(first on line 1\)"),
+])
+def test_a_repeated_topic_or_judgement_is_an_error_naming_both_lines(tmp_path: Path, topics: str | None,
+                                                                     qrels: str | None, message: str) -> None:
+    source = _miracl(tmp_path, topics=topics, qrels=qrels)
+    with Warehouse(tmp_path / "home") as wh:
+        with pytest.raises(ConfigError, match=message):
+            import_dataset(wh, "miracl", source, "mirage", None)
+        assert wh.scalar("SELECT count(*) FROM instances") == 0
+
+
+def test_the_same_passage_judged_for_two_queries_is_not_a_repeat(tmp_path: Path) -> None:
+    source = _miracl(tmp_path, qrels="1\tQ0\t100#0\t1\n2\tQ0\t100#0\t0\n2\tQ0\t300#0\t1\n")
+    with Warehouse(tmp_path / "home") as wh:
+        import_dataset(wh, "miracl", source, "mirage", None)
         assert set(_instances(wh)) == {"de:1", "de:2"}
 
 

@@ -79,3 +79,30 @@ def test_an_article_order_that_is_not_a_permutation_is_ignored(tmp_path: Path) -
         import_dataset(wh, "xrag", source, "x", None)
         documents = json.loads(wh.scalar("SELECT documents FROM instances WHERE lang = 'de'"))
     assert [d["text"] for d in documents] == ENGLISH_ARTICLES  # as listed
+
+
+def test_an_english_question_released_with_several_languages_is_one_english_instance(tmp_path: Path) -> None:
+    # One question released in de, es and ar (three lines, as the release has them), each carrying the same
+    # English version over the same English articles — the ar line lists them in another order.  A fourth
+    # question, in de only, has its own English version.
+    shuffled = [ENGLISH_ARTICLES[n] for n in (2, 0, 3, 1)]
+    source = _file(tmp_path, _line("1-de", "de", ENGLISH_ARTICLES, en_question="Question 1?"),
+                   _line("1-es", "es", ENGLISH_ARTICLES, en_question="Question 1?"),
+                   _line("1-ar", "ar", shuffled, en_question="Question 1?", is_support=[0, 1, 0, 1]),
+                   _line("2-de", "de", ENGLISH_ARTICLES, en_question="Question 2?"))
+    with Warehouse(tmp_path / "home") as wh:
+        ref = import_dataset(wh, "xrag", source, "x", None)
+        english = wh.query("SELECT item_id, question FROM instances WHERE lang = 'en' ORDER BY ALL")
+        languages = wh.query("SELECT lang, count(*) FROM instances WHERE lang != 'en' GROUP BY lang ORDER BY lang")
+    # 3 + 1 lines: 4 instances in their languages, and 2 English ones (not 4): question 1 from its first line
+    assert english == [("1-de", "Question 1?"), ("2-de", "Question 2?")]
+    assert languages == [("ar", 1), ("de", 2), ("es", 1)]
+    assert "2 repeated English question(s) made once" in ref.message
+
+
+def test_the_same_english_question_over_other_articles_is_another_instance(tmp_path: Path) -> None:
+    source = _file(tmp_path, _line("1-de", "de", ENGLISH_ARTICLES, en_question="Question 1?"),
+                   _line("1-es", "es", ENGLISH_ARTICLES[:3], en_question="Question 1?"))
+    with Warehouse(tmp_path / "home") as wh:
+        import_dataset(wh, "xrag", source, "x", ["en"])
+        assert wh.query("SELECT item_id FROM instances ORDER BY ALL") == [("1-de",), ("1-es",)]

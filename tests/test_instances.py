@@ -161,3 +161,18 @@ def test_qc_policy_decides_whether_a_machine_flag_keeps_an_item_out(sample_home:
         items = {r[0] for r in wh.query("SELECT DISTINCT item_id FROM instances WHERE setting = 'oracle'"
                                         " AND item_id IN ('A', 'F', 'U', 'N')")}
     assert items == expected
+
+
+def test_every_shown_document_carries_the_day_of_its_article_s_timestamp(sample_home: Path) -> None:
+    """XRAG's answer prompt shows each article's date: the instance's documents carry it (the revision's day)."""
+    with Warehouse(sample_home) as wh:
+        _setup(wh)
+        build_instances(wh, "x", InstanceConfig(), "fp")
+        stamps = {(lang, page_id): timestamp for lang, page_id, timestamp in
+                  wh.query("SELECT lang, page_id, CAST(timestamp AS VARCHAR) FROM documents")}
+        found = _instances(wh, "x")
+    shown = [d for value in found.values() for d in value["documents"]]
+    assert shown and any(stamps[(d["lang"], d["page_id"])] for d in shown)  # the sample's articles are dated
+    for document in shown:
+        stamp = stamps[(document["lang"], document["page_id"])]
+        assert document["date"] == (stamp[:10] if stamp else None)

@@ -8,8 +8,10 @@ records what was asked and returns at once.
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -17,9 +19,11 @@ import pytest
 
 from tasks.dumps.download import RetryPolicy
 from tasks.errors import ConfigError
+from tasks.llm import client as client_module
 from tasks.llm import Budget, BudgetLedger, CallResult, LLMClient, LLMRequest, ModelSpec, Registry, load_registry
 from tasks.llm.registry import MODELS_ENV
 from tasks.warehouse.db import Warehouse
+from tests import fake_llm_server
 from tests.fake_llm_server import FakeLLMServer, Fault
 
 POLICY = RetryPolicy(attempts=3, initial_delay=0.01, max_delay=30.0, jitter=0.0)
@@ -82,14 +86,90 @@ def test_a_timeout_is_retried(server: FakeLLMServer, wh: Warehouse) -> None:
     assert len(server.calls_about("charlie")) == 2
 
 
-def test_an_unreachable_endpoint_fails_each_item_after_its_retries(wh: Warehouse) -> None:
-    with FakeLLMServer() as gone:
-        registry = _registry(gone)
+def _closed_port() -> int:
+    """A loopback port nothing listens on: connecting to it is refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _refusing(name: str, port: int, **overrides: object) -> Registry:
+    """A registry whose model ``name`` is served at ``port``: named per test, as the breaker is the model's for the
+    whole process (a spec differing in any field is another model)."""
+    fields = {"name": name, "backend": "openai", "model": "fake-model", "base_url": f"http://127.0.0.1:{port}/v1",
+              "mode": "completion", "max_concurrency": 1, "timeout": 10.0} | overrides
+    return Registry(models=(ModelSpec.model_validate(fields),), source="test")
+
+
+def test_a_refusing_endpoint_opens_the_breaker_and_the_models_other_requests_fail_at_once(wh: Warehouse) -> None:
     sleep = SleepRecorder()
-    results = LLMClient(wh, registry, policy=POLICY, sleep=sleep).run_sync("fake", _prompts("sierra", "tango"), stage="t")
-    assert [r.status for r in results] == ["failed", "failed"]
-    assert all("transient, gave up after 3 attempts" in (r.error or "") and "connection failed" in (r.error or "") for r in results)
-    assert len(sleep.waits) == 2 * (POLICY.attempts - 1)
+    client = LLMClient(wh, _refusing("down-once", _closed_port()), policy=POLICY, sleep=sleep)
+    results = client.run_sync("down-once", _prompts("sierra", "tango", "uniform", "victor", "whiskey"), stage="t")
+    assert [r.status for r in results] == ["failed"] * 5
+    assert all((r.error or "").startswith("endpoint unreachable: model 'down-once' refused 3 connections in a row")
+               for r in results)
+    assert "connection failed" in (results[0].error or "")  # the last refusal, as the backend reported it
+    # one request at a time: the first one's three attempts (refused, wait 0.01, refused, wait 0.02, refused) open
+    # the breaker; the four others are never sent.  Before the breaker: 5 x 3 = 15 attempts and 5 x 2 = 10 waits.
+    assert [r.attempts for r in results] == [3, 0, 0, 0, 0]
+    assert sleep.waits == [pytest.approx(0.01), pytest.approx(0.02)]
+    # the attempt made is recorded (failed, so never served); requests never sent leave no row
+    assert wh.query("SELECT status, attempts FROM llm_calls") == [("failed", 3)]
+
+
+def test_a_refusing_endpoint_stops_a_batch_within_seconds_under_the_default_policy(wh: Warehouse) -> None:
+    # the default policy waits 1 + 2 + 4 + 8 s (plus up to 1 s of jitter each) between a request's five attempts:
+    # 8 requests four at a time took ~2 x 15 s before the breaker.  Now the four first attempts, refused together,
+    # open it; the two requests that had to wait their first backoff (<= 2 s) then fail without a call.
+    client = LLMClient(wh, _refusing("down-default", _closed_port(), max_concurrency=4))
+    started = time.monotonic()
+    results = client.run_sync("down-default", _prompts(*(f"mkqa {n}" for n in range(8))), stage="t")
+    assert time.monotonic() - started < 5.0
+    assert [r.status for r in results] == ["failed"] * 8
+    assert 3 <= sum(r.attempts for r in results) <= 4  # the first wave's, and none after the breaker opened
+
+
+def test_a_later_run_calls_a_revived_endpoint_again(wh: Warehouse, monkeypatch: pytest.MonkeyPatch) -> None:
+    port = _closed_port()
+    client = LLMClient(wh, _refusing("revived", port), policy=POLICY, sleep=SleepRecorder())
+    first = client.run_sync("revived", _prompts("xray", "yankee"), stage="t")
+    assert [(r.status, r.attempts) for r in first] == [("failed", 3), ("failed", 0)]
+
+    # a later run: a new process starts with a closed breaker; this one lets a probe through once
+    # REPROBE_AFTER_S has passed (made 0 here instead of waiting)
+    monkeypatch.setattr(client_module, "REPROBE_AFTER_S", 0.0)
+
+    class OnThePort(fake_llm_server.QuietServer):
+        def server_bind(self) -> None:
+            self.server_address = ("127.0.0.1", port)
+            super().server_bind()
+
+    monkeypatch.setattr(fake_llm_server, "QuietServer", OnThePort)
+    with FakeLLMServer() as revived:
+        second = client.run_sync("revived", _prompts("xray", "yankee"), stage="t")
+        assert [r.status for r in second] == ["ok", "ok"]  # called, not served from a cache of the failure
+        assert len(revived.calls) == 2
+
+
+def test_timeouts_429_and_5xx_in_a_row_never_open_the_breaker(server: FakeLLMServer, wh: Warehouse) -> None:
+    # 4 requests one at a time, each met by a timeout, a 429 and a 503 before its answer: 12 failures in a row, none
+    # of them a refused connection (a live server), so every request is retried to its answer (4 attempts here)
+    for name in ("zulu1", "zulu2", "zulu3", "zulu4"):
+        server.script(name, Fault.hang(5), Fault.with_status(429), Fault.with_status(503))
+    policy = POLICY.model_copy(update={"attempts": 4})
+    client = LLMClient(wh, _registry(server, max_concurrency=1, timeout=0.5), policy=policy, sleep=SleepRecorder())
+    results = client.run_sync("fake", _prompts("zulu1", "zulu2", "zulu3", "zulu4"), stage="t")
+    assert [(r.status, r.attempts) for r in results] == [("ok", 4)] * 4
+    assert len(server.calls) == 16
+
+
+def test_an_open_breaker_stops_its_own_model_only(server: FakeLLMServer, wh: Warehouse) -> None:
+    down = _refusing("down-beside", _closed_port())
+    live = _registry(server)
+    client = LLMClient(wh, Registry(models=(*down.models, *live.models), source="test"), policy=POLICY,
+                       sleep=SleepRecorder())
+    assert [r.status for r in client.run_sync("down-beside", _prompts("alpha", "bravo"), stage="t")] == ["failed"] * 2
+    assert [r.status for r in client.run_sync("fake", _prompts("alpha", "bravo"), stage="t")] == ["ok"] * 2
 
 
 def test_permanent_error_fails_its_item_only_and_is_not_retried(server: FakeLLMServer, wh: Warehouse) -> None:

@@ -47,7 +47,7 @@ def _write(path: Path, text: str) -> Path:
 
 def test_without_a_file_the_builtin_registry_offers_the_free_local_model(clean_env: Path) -> None:
     registry = load_registry()
-    assert registry.names == ["local", "abstain", "extractive"]  # the baselines need no model
+    assert registry.names == ["local", "abstain", "extractive", "oracle", "reference-judge"]  # baselines need no model
     assert (registry.get("abstain").backend, registry.get("abstain").model) == ("baseline", "abstain")
     local = registry.get("local")
     assert (local.backend, local.model, local.mode) == ("llamacpp", PACKAGED_GEMMA, "completion")
@@ -155,9 +155,9 @@ def test_templates_render_strictly_and_hash_their_file_text() -> None:
         render("missing")
 
 
-def test_the_readme_registry_example_loads_as_documented(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+def test_the_guide_s_registry_example_loads_as_documented(tmp_path: Path) -> None:
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "models-and-backends.md").read_text()
+    block = guide.split("```yaml\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "models.yaml"
     path.write_text(block)
     registry = load_registry(path)

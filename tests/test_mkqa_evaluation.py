@@ -79,8 +79,11 @@ def test_the_eval_command_scores_mkqa_in_the_mode_it_is_given(home: Path) -> Non
     with Warehouse(home) as wh:
         rows = {(lang, metric): (value, mode) for lang, metric, value, mode in wh.query(
             "SELECT lang, metric, value, mode FROM leaderboard WHERE benchmark = 'mk'")}
-    # The official scorer reads "I don't know." as an answer text, which matches no gold string, not even the
-    # empty one of the 2 questions without a short answer: EM 0 of 8.  Its F1 sweep starts from everyone
-    # abstaining (2 of 8 right) and admitting any answer only loses, so F1 stays at 25 (the threshold quirk).
-    # It scores a language as a whole, so there is no pooled row.
-    assert rows == {("en", "em"): (0.0, "official"), ("en", "f1"): (25.0, "official")}
+    # The baseline abstains on every question: in the official mode an abstention is no text with no-answer
+    # probability 1 (it was the text "I don't know." with probability 0, which matched no gold string: EM 0).
+    # Nothing beats everyone abstaining (2 of 8 questions have no short answer), τ stays 0, and at τ 0 every
+    # abstention abstains: EM = F1 = 2/8 = 25, 0 on the 6 answerable questions, 100 on the 2 others.  The row
+    # over all locales is the official macro average, here of one locale.
+    expected = {"em": 25.0, "f1": 25.0, "answerable_em": 0.0, "answerable_f1": 0.0, "unanswerable_em": 100.0,
+                "unanswerable_f1": 100.0}
+    assert rows == {(lang, metric): (value, "official") for lang in ("en", "all") for metric, value in expected.items()}

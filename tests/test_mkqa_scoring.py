@@ -86,6 +86,39 @@ def test_the_official_sweep_breaks_probability_ties_by_file_order() -> None:
     assert swapped["best_em"] == 60.0 and swapped["best_answerable_f1"] == 66.67
 
 
+def test_grouped_ties_admit_a_tie_whole_whatever_the_order() -> None:
+    # e2 and e3 tie at -1.  Grouped, the score is compared only after both: e1 → 3 (best, τ -3); e2 -1, e3 +1 →
+    # 3 (not better); e4 → 3; e5 → 3.667 (best, τ 5): 73.33 in both orders — the file-order result of the order
+    # that puts the answer to the unanswerable e2 first (the first case above), not the 80 of the other order.
+    for order in (["1", "2", "3", "4", "5"], ["1", "3", "2", "4", "5"]):
+        result = score_language(*_sweep_case(order), "en", ties="grouped")
+        assert (result["best_f1"], result["best_f1_thresh"], result["best_em"]) == (73.33, 5.0, 60.0)
+
+
+def test_grouped_ties_keep_best_f1_consistent_with_the_answers_given() -> None:
+    # Two answers at probability 0, as the leaderboard gives them: a right one (e1) and one to an unanswerable
+    # question (e2).  In file order e1, e2 the official sweep peaks between them (start 1, +1 → 2) and reports
+    # best_f1 2/2 = 100, although at τ 0 both are given and EM is 1/2 = 50; in the order e2, e1 it reports 50.
+    # Grouped, both orders give 50 (start 1; after the tie 1 + 1 - 1 = 1, not better).
+    gold = [_gold("1", ["Velna"]), _gold("2", [None])]
+    answers = {"1": Prediction("Velna", None, 0.0), "2": Prediction("Orvik", None, 0.0)}
+    assert score_language(gold, answers, "en")["best_f1"] == 100.0
+    for order in (["1", "2"], ["2", "1"]):
+        result = score_language(gold, {i: answers[i] for i in order}, "en", ties="grouped")
+        assert (result["best_f1"], result["best_em"]) == (50.0, 50.0)
+
+
+def test_a_failed_example_scores_zero_even_where_the_sweep_starts() -> None:
+    # e1 answered right, e2 (unanswerable) failed.  As a prediction with no text e2 would abstain: 2/2 = 100.
+    # Failed, it is left out of the sweep and scores 0: start 0, e1 +1 → 1: best_f1 1/2 = 50, EM 50,
+    # unanswerable EM 0.
+    gold = [_gold("1", ["Velna"]), _gold("2", [None])]
+    predictions = {"1": Prediction("Velna", None, 0.0), "2": Prediction(None, None, 1.0)}
+    assert score_language(gold, predictions, "en")["best_f1"] == 100.0
+    result = score_language(gold, predictions, "en", failed={"2"})
+    assert (result["best_f1"], result["best_em"], result["best_unanswerable_em"]) == (50.0, 50.0, 0.0)
+
+
 def test_the_official_threshold_starts_at_zero_whatever_the_probabilities() -> None:
     # nothing beats everyone abstaining (score 1 of 2): τ stays 0.0, although every probability is negative
     gold = [_gold("1", ["Velna"]), _gold("2", [None])]
@@ -115,6 +148,43 @@ def test_improved_mode_matches_numbers_dates_yes_no_and_abstentions(gold: GoldEx
     lang = next(iter(gold.answers))
     em, f1, _ = improved_scores(Prediction(prediction, None, 0.0), gold, lang)
     assert (em, pytest.approx(f1)) == (expected[0], expected[1])
+
+
+@pytest.mark.parametrize("gold, prediction, expected", [
+    # English: the point is the decimal mark, the comma groups thousands
+    (_gold("1", ["0.125"], kind="number"), "125", (0.0, 0.0)),  # ("0∙125",) vs ("125",): nothing in common
+    (_gold("1", ["1,500"], kind="number"), "1.500", (0.0, 0.0)),  # 1500 vs 1.5
+    (_gold("1", ["1000"], kind="number"), "1,000", (1.0, 1.0)),
+    (_gold("1", ["3.5 km"], kind="number_with_unit"), "3,5 km", (1.0, 1.0)),  # "3,5" cannot group: a decimal
+    # German: the other way round
+    (_gold("1", ["0,125"], kind="number", lang="de"), "125", (0.0, 0.0)),
+    (_gold("1", ["1.500"], kind="number", lang="de"), "1,500", (0.0, 0.0)),  # 1500 vs 1.5
+    (_gold("1", ["1.000 km"], kind="number_with_unit", lang="de"), "1000 km", (1.0, 1.0)),
+    (_gold("1", ["0,125"], kind="number", lang="de"), "0.125", (1.0, 1.0)),  # a leading 0 cannot group
+    # French groups with a narrow no-break space and writes decimals with a comma
+    (_gold("1", ["1\u202f000,5"], kind="number", lang="fr"), "1000.5", (1.0, 1.0)),
+])
+def test_improved_mode_reads_numbers_with_the_locale_s_separators(gold: GoldExample, prediction: str,
+                                                                  expected: tuple) -> None:
+    lang = next(iter(gold.answers))
+    em, f1, _ = improved_scores(Prediction(prediction, None, 0.0), gold, lang)
+    assert (em, pytest.approx(f1)) == expected
+
+
+@pytest.mark.parametrize("gold, prediction, expected", [
+    (_gold("1", ["May 1, 1990"], kind="date"), "05/01/1990", (1.0, 1.0)),  # en-US: month first
+    (_gold("1", ["1 mai 1990"], kind="date", lang="fr"), "01/05/1990", (1.0, 1.0)),  # fr: day first
+    # 05/01/1990 is the 5th of January in French: no date match; tokens ("5", "1", "1990") vs ("1", "mai",
+    # "1990"): 2 in common, P = R = 2/3, F1 2/3
+    (_gold("1", ["1 mai 1990"], kind="date", lang="fr"), "05/01/1990", (0.0, 2 / 3)),
+    (_gold("1", ["1. Mai 1990"], kind="date", lang="de"), "01.05.1990", (1.0, 1.0)),  # German month names
+    (_gold("1", ["1. Mai 1990"], kind="date", lang="de"), "1990-05-01", (1.0, 1.0)),  # ISO: year first anywhere
+    (_gold("1", ["14 декабря 1993"], kind="date", lang="ru"), "14.12.1993", (1.0, 1.0)),
+])
+def test_improved_mode_reads_dates_in_the_locale_s_order(gold: GoldExample, prediction: str, expected: tuple) -> None:
+    lang = next(iter(gold.answers))
+    em, f1, _ = improved_scores(Prediction(prediction, None, 0.0), gold, lang)
+    assert (em, pytest.approx(f1)) == expected
 
 
 def test_ids_stay_exact_and_a_bad_line_is_named(tmp_path: Path) -> None:

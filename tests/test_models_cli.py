@@ -44,7 +44,7 @@ def test_add_creates_a_registry_that_keeps_the_built_in_models_and_announces_the
     result = _run(home, *ADD)
     assert result.exit_code == 0, result.output
     assert "announced babelbench.model.added for 'served'" in result.output
-    assert load_registry(home=home).names == ["local", "abstain", "extractive", "served"]
+    assert load_registry(home=home).names == ["local", "abstain", "extractive", "oracle", "reference-judge", "served"]
     assert [(e["event"], e["resource"]["prefect.resource.id"], e["resource"]["prefect.resource.name"]) for e in sent()] \
         == [("babelbench.model.added", "babelbench.model.served", "served")]
     assert sent()[0]["payload"]["backend"] == "openai" and "base_url" not in sent()[0]["payload"]

@@ -1,4 +1,5 @@
-"""ECLEKTIC's and XRAG's metrics and the question-clustered bootstrap, against numbers worked out by hand."""
+"""ECLEKTIC's and XRAG's metrics, the judge panel and the question-clustered bootstrap, against numbers worked out
+by hand.  Every share is a percentage (0–100), the one scale of every recipe."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from tasks.errors import ConfigError
 from tasks.metrics.bootstrap import clustered_ratio_ci
 from tasks.metrics.eclektic import Judged, eclektic_scores, score_eclektic_file
-from tasks.metrics.xrag import PanelRow, majority, xrag_scores
+from tasks.metrics.panel import panel_decision
+from tasks.metrics.xrag import PanelRow, xrag_scores
 
 # Three questions, each judged in its source language and two targets:
 #   q1 (source de ✓): en ✓, fr ✗      → 1 success of 2 pairs
@@ -26,16 +28,18 @@ ROWS = [Judged("q1", "de", "de", True), Judged("q1", "de", "en", True), Judged("
 def test_overall_success_transfer_and_source_accuracy_are_pooled_over_pairs() -> None:
     result = eclektic_scores(ROWS, resamples=200)
     assert result["n_pairs"] == 6
-    assert result["overall_success"] == pytest.approx(3 / 6)  # 1 + 0 + 2 successes over 6 pairs
-    assert result["transfer"] == pytest.approx(3 / 4)  # over the 4 pairs of q1 and q3, whose source was accepted
-    assert result["source_accuracy"] == pytest.approx(2 / 3)
+    assert result["overall_success"] == pytest.approx(100 * 3 / 6)  # 1 + 0 + 2 successes over 6 pairs
+    assert result["transfer"] == pytest.approx(100 * 3 / 4)  # over the 4 pairs of q1 and q3, whose source was accepted
+    assert result["n_transfer"] == 4  # transfer's own denominator, not the 6 pairs
+    assert result["source_accuracy"] == pytest.approx(100 * 4 / 6)  # q1's and q3's 2 pairs each, of 6
     assert result["overall_success"] / result["transfer"] == pytest.approx(4 / 6)  # the spec's identity
     # de → fr: q1 only, failed; en → de: q2's de is right but its source is not, so no success and no transfer base
-    assert result["matrix"]["de"]["fr"] == {"overall_success": 0.0, "transfer": 0.0, "n": 1}
-    assert result["matrix"]["en"]["de"] == {"overall_success": 0.0, "transfer": None, "n": 1}
-    assert result["matrix"]["fr"]["fr"] == {"overall_success": 1.0, "transfer": 1.0, "n": 1}  # the diagonal
+    assert result["matrix"]["de"]["fr"] == {"overall_success": 0.0, "transfer": 0.0, "n": 1, "n_transfer": 1}
+    assert result["matrix"]["en"]["de"] == {"overall_success": 0.0, "transfer": None, "n": 1, "n_transfer": 0}
+    assert result["matrix"]["fr"]["fr"] == {"overall_success": 100.0, "transfer": 100.0, "n": 1,  # the diagonal
+                                            "n_transfer": 1}
     low, high = result["ci"]["overall_success"]
-    assert 0.0 <= low <= 0.5 <= high <= 1.0
+    assert 0.0 <= low <= 50.0 <= high <= 100.0
 
 
 def test_source_accuracy_is_pooled_over_pairs_when_questions_have_different_numbers_of_targets() -> None:
@@ -44,9 +48,9 @@ def test_source_accuracy_is_pooled_over_pairs_when_questions_have_different_numb
     rows = [Judged("q1", "de", "de", True), Judged("q1", "de", "en", True), Judged("q1", "de", "fr", True),
             Judged("q1", "de", "ja", False), Judged("q2", "en", "en", False), Judged("q2", "en", "de", True)]
     result = eclektic_scores(rows, resamples=50)
-    assert (result["n_pairs"], result["source_accuracy"]) == (4, pytest.approx(3 / 4))
-    assert (result["overall_success"], result["transfer"]) == (pytest.approx(2 / 4), pytest.approx(2 / 3))
-    assert result["overall_success"] / result["transfer"] == pytest.approx(result["source_accuracy"])
+    assert (result["n_pairs"], result["source_accuracy"]) == (4, pytest.approx(100 * 3 / 4))
+    assert (result["overall_success"], result["transfer"]) == (pytest.approx(100 * 2 / 4), pytest.approx(100 * 2 / 3))
+    assert 100 * result["overall_success"] / result["transfer"] == pytest.approx(result["source_accuracy"])
 
 
 def test_transfer_is_undefined_when_no_source_answer_was_accepted() -> None:
@@ -70,8 +74,9 @@ def test_a_judgements_file_is_scored_and_a_bad_line_is_named(tmp_path: Path) -> 
     path.write_text("".join(json.dumps({"question_id": r.question_id, "source_lang": r.source_lang, "lang": r.lang,
                                         "correct": r.correct}) + "\n" for r in ROWS))
     result = score_eclektic_file(path, resamples=100)
-    assert set(result) == {"overall_success", "transfer", "source_accuracy", "n_pairs", "matrix", "ci"}
-    assert result["overall_success"] == pytest.approx(0.5)
+    assert set(result) == {"overall_success", "transfer", "source_accuracy", "n_pairs", "n_transfer", "matrix",
+                           "matrix_means", "ci"}
+    assert result["overall_success"] == pytest.approx(50.0)
     path.write_text(path.read_text() + '{"question_id": "q4", "source_lang": "en", "lang": "en", "correct": "yes"}\n')
     with pytest.raises(ConfigError, match=r"judgements.jsonl line 10: correct is 'yes'"):
         score_eclektic_file(path)
@@ -101,11 +106,15 @@ def test_with_independent_questions_the_interval_matches_the_papers_normal_appro
 
 
 @pytest.mark.parametrize("verdicts, expected", [
-    (("yes", "yes", "no"), True), (("yes", "no"), False), (("yes", None, None), True), ((None, None), False),
-    ((), False), (("no", "no", "yes"), False),
+    (("yes", "yes", "no"), True), (("yes", "no"), False), ((), False), (("no", "no", "yes"), False),
+    # a missing verdict is not a yes: two of three must say yes even when the third failed
+    (("yes", "yes", None), True), (("yes", None, None), None), (("yes", "no", None), None), ((None, None), None),
+    # ... and when the verdicts given already make a majority of "no", the missing one cannot change it
+    # (of two judges one said no: a yes from the other would make 1 of 2, no majority)
+    (("no", "no", None), False), (("no", None), False), (("no",), False), ((None,), None),
 ])
-def test_the_panel_needs_a_strict_majority(verdicts: tuple, expected: bool) -> None:
-    assert majority(verdicts) is expected
+def test_the_panel_needs_a_strict_majority_of_all_its_judges(verdicts: tuple, expected: bool | None) -> None:
+    assert panel_decision(verdicts) is expected
 
 
 def test_xrag_accuracy_needs_the_panel_and_the_question_s_language() -> None:
@@ -121,3 +130,62 @@ def test_xrag_accuracy_needs_the_panel_and_the_question_s_language() -> None:
     assert scores[("de", "comparison", "accuracy")].value == pytest.approx(50.0)
     assert scores[("de", "set", "accuracy")].value == pytest.approx(50.0)
     assert scores[("all", "all", "accuracy")].n == 4
+
+
+def test_the_matrix_is_averaged_with_and_without_its_diagonal() -> None:
+    # ROWS' overall success cells: de→de 100, de→en 100, de→fr 0; en→en 0, en→de 0, en→fr 0; fr→fr 100, fr→de 100,
+    # fr→en 100.  With the diagonal: 500 / 9 cells; without: (100 + 0 + 0 + 0 + 100 + 100) / 6 = 50.
+    # Transfer cells are defined only where the source answer was accepted (q1 de, q3 fr): de→de 100, de→en 100,
+    # de→fr 0, fr→fr 100, fr→de 100, fr→en 100: 500 / 6 with the diagonal, (100 + 0 + 100 + 100) / 4 = 75 without.
+    means = eclektic_scores(ROWS, resamples=50)["matrix_means"]
+    assert means["overall_success"]["with_diagonal"] == {"value": pytest.approx(500 / 9), "n": 9}
+    assert means["overall_success"]["without_diagonal"] == {"value": pytest.approx(50.0), "n": 6}
+    assert means["transfer"]["with_diagonal"] == {"value": pytest.approx(500 / 6), "n": 6}
+    assert means["transfer"]["without_diagonal"] == {"value": pytest.approx(75.0), "n": 4}
+
+
+@pytest.mark.parametrize("numerators, denominators", [([3], [4]), ([1, 0], [2, 0])])
+def test_one_cluster_gives_a_value_but_no_interval(numerators: list[float], denominators: list[float]) -> None:
+    # one question (or one with weight beside one with an empty denominator): every resample repeats it
+    ratio, low, high = clustered_ratio_ci(numerators, denominators, n_resamples=100)
+    assert (ratio, low, high) == (pytest.approx(sum(numerators) / sum(denominators)), None, None)
+    assert None not in clustered_ratio_ci([1, 0], [1, 1], n_resamples=100)  # two clusters: an interval
+
+
+def _xrag_panel_rows() -> list[PanelRow]:
+    return [  # one setting, German, a panel of three judges
+        PanelRow("q1", "s", "de", None, ("yes", "yes", "no"), True),    # correct
+        PanelRow("q2", "s", "de", None, ("yes", None, None), True),     # 1 yes of 3: undecided, two judges failed
+        PanelRow("q3", "s", "de", None, (None, None, None), None, answered=False),  # the response failed
+        PanelRow("q4", "s", "de", None, ("yes", "yes", None), None),    # 2 of 3 say yes: correct; language unchecked
+        PanelRow("q5", "s", "de", None, ("no", "no", None), True),      # 2 of 3 say no: incorrect
+    ]
+
+
+def test_a_failed_response_and_an_incomplete_panel_are_incorrect_and_counted() -> None:
+    scores = {s.metric: s for s in xrag_scores(_xrag_panel_rows(), resamples=100) if s.lang == "de"}
+    accuracy = scores["accuracy"]
+    # q1 and q4 correct, of all 5 responses (the failed q3 and the undecided q2 are incorrect, not left out)
+    assert (accuracy.value, accuracy.n) == (pytest.approx(100 * 2 / 5), 5)
+    # answered: q1, q2, q4, q5; failed: q3; judge_failed (incomplete panels): q2, q4, q5
+    assert (accuracy.answered, accuracy.failed, accuracy.judge_failed) == (4, 1, 3)
+    assert (scores["unchecked"].value, scores["unchecked"].n) == (1.0, 4)  # q4 (q3 failed: not an unchecked answer)
+    assert (scores["wrong_language"].value, scores["wrong_language"].n) == (0.0, 3)  # q1, q2, q5 checked, none wrong
+
+
+def test_judge_failures_exclude_leaves_out_only_answers_a_missing_verdict_would_decide() -> None:
+    scores = {s.metric: s for s in xrag_scores(_xrag_panel_rows(), resamples=100, judge_failures="exclude")
+              if s.lang == "de"}
+    # q2 is left out (its two missing verdicts decide it); q4 and q5 are decided anyway; the failed q3 stays: 2 of 4
+    assert (scores["accuracy"].value, scores["accuracy"].n) == (pytest.approx(100 * 2 / 4), 4)
+    assert scores["accuracy"].judge_failed == 3  # counted all the same
+
+
+def test_the_pooled_xrag_languages_leave_out_the_english_baseline() -> None:
+    yes, no = ("yes",), ("no",)
+    rows = [PanelRow("q1", "s", "en", None, yes, True), PanelRow("q1", "s", "de", None, no, True),
+            PanelRow("q2", "s", "en", None, yes, True), PanelRow("q2", "s", "zh", None, yes, True)]
+    scores = {(s.lang, s.metric): s for s in xrag_scores(rows, resamples=100)}
+    assert (scores[("all", "accuracy")].value, scores[("all", "accuracy")].n) == (pytest.approx(50.0), 2)  # de ✗, zh ✓
+    assert (scores[("en", "accuracy")].value, scores[("en", "accuracy")].n) == (pytest.approx(100.0), 2)  # the baseline
+    assert (scores[("de", "accuracy")].ci_low, scores[("de", "accuracy")].ci_high) == (None, None)  # one question

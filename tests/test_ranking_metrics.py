@@ -168,3 +168,19 @@ def test_bootstrap_of_constant_values_is_a_point() -> None:
 def test_bootstrap_needs_values() -> None:
     with pytest.raises(ValueError, match="non-empty"):
         bootstrap_ci([])
+
+
+def test_ndcg_without_own_article_is_undefined_when_nothing_else_is_relevant() -> None:
+    # Only the own article (6) is relevant; the label-0 padding leaves no ideal gain once the 6 is removed.
+    assert ndcg_without_label([6, 0], [6, 0, 0], 10) is None
+    assert ndcg_without_label([], [6], 10) is None
+    # one other relevant document, not retrieved: defined, and 0
+    assert ndcg_without_label([6], [6, 1], 10) == 0.0
+
+
+def test_evaluate_run_leaves_undefined_queries_out_of_ndcg_without_own_article_only() -> None:
+    qrels = {"q1": {"d1": 6, "d2": 5}, "q2": {"x": 6, "pad": 0}}
+    scores = evaluate_run({"q1": ["d1", "d2"], "q2": ["x"]}, qrels)
+    assert scores["ndcg@10_no6"] == {"q1": 1.0}  # q2 has nothing relevant besides its own article
+    assert all(set(scores[metric]) == {"q1", "q2"} for metric in METRICS if metric != "ndcg@10_no6")
+    assert scores["ndcg@10"]["q2"] == 1.0

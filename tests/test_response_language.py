@@ -1,10 +1,14 @@
-"""The language of a response: lingua's target/English probabilities, code-switching by sentence, unsupported codes."""
+"""The language of a response: lingua's target/English probabilities, code-switching by sentence, unsupported codes,
+and short answers by their script."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from tasks.inference.language import ResponseLanguage, response_language
+from tasks.text.languages import reload_rules
 
 
 def test_an_answer_in_the_question_language_with_one_english_sentence_is_one_third_switched() -> None:
@@ -41,9 +45,50 @@ def test_a_language_lingua_does_not_know_is_unsupported_never_guessed() -> None:
     assert response_language("ព្រះរាជាណាចក្រកម្ពុជាមានរាជធានីភ្នំពេញ", "km") == ResponseLanguage("unsupported")
 
 
-def test_too_few_letters_to_identify() -> None:
-    assert response_language("Berlin. [2]", "de") == ResponseLanguage("too_short")
-    assert response_language("1999", "en").status == "too_short"
+@pytest.mark.parametrize("reply, lang, detected", [
+    ("Beijing", "zh", "en"),  # no Han: not Chinese; CLDR's likeliest language of the Latin script
+    ("Beijing [3]", "ja", "en"),  # the citation is not text
+    ("Paris", "ar", "en"),
+    ("Москва", "zh_tw", "ru"),  # Cyrillic: CLDR's Russian
+    ("Seoul", "ko", "en"),
+    ("서울", "ko", "ko"),  # Hangul: only Korean is written in it
+    ("東京タワー", "ja", "ja"),  # katakana: only Japanese
+    ("とうきょう", "ja", "ja"),
+    ("กรุงเทพ", "th", "th"),  # Thai script: only Thai (6 letters and a vowel sign)
+])
+def test_a_short_answer_is_placed_by_its_script(reply: str, lang: str, detected: str) -> None:
+    found = response_language(reply, lang)
+    assert (found.status, found.detected) == ("ok", detected)
+    # lingua tells its candidates apart by script too: sure of the target, or sure it is not the target
+    assert found.target_prob == (1.0 if detected == lang else 0.0)
+    assert found.switched_share is None  # no sentence long enough to place
+
+
+@pytest.mark.parametrize("reply, lang", [
+    ("Berlin. [2]", "de"),  # Latin: German, English, ...
+    ("1999", "en"),  # no letters at all
+    ("42 %", "zh"),
+    ("北京", "zh"),  # Han is Japanese and Korean too
+    ("2024年", "zh"),
+    ("東京", "ja"),
+    ("بغداد", "ar"),  # Persian, Urdu ... are written in Arabic script
+])
+def test_a_short_answer_its_script_cannot_place_is_unchecked(reply: str, lang: str) -> None:
+    assert response_language(reply, lang) == ResponseLanguage("unchecked")
+
+
+def test_which_scripts_a_language_owns_is_read_from_the_language_table(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    overrides = tmp_path / "languages.csv"
+    overrides.write_text("lang,name,script\nxko,Hangul test language,Kore\n", encoding="utf-8")
+    monkeypatch.setenv("BABELBENCH_LANGUAGES", str(overrides))
+    reload_rules()
+    try:  # another language written in Hangul: a two-letter Hangul answer no longer shows Korean
+        assert response_language("서울", "ko") == ResponseLanguage("unchecked")
+    finally:
+        monkeypatch.delenv("BABELBENCH_LANGUAGES")
+        reload_rules()
+    assert response_language("서울", "ko").detected == "ko"
 
 
 @pytest.mark.parametrize("locale, reply", [

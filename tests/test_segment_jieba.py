@@ -19,7 +19,7 @@ import pytest
 
 from tasks.sample.mirror import load_content
 from tasks.text.segment import _WORDLIKE, segmenter, tokenize
-from tests.conftest import shared_data
+from tests.conftest import TEST_DATA, shared_data
 
 EXTRAS = [*"，。、！？.-%+#&_ \n\t：；（）《》“”·…—", "\r\n", "1871", "3.14", "50%", "GDP", "iPhone",
           "www.mediawiki.org", "first-letter", "C++", "A&B", "x_y", "２０２４", "ｗｗｗ", "ア", "の", "한국", "Ж", "é",
@@ -85,9 +85,14 @@ def test_cjk_and_ascii_soup_segments_as_jieba(reference: jieba.Tokenizer) -> Non
     assert _differing(soup, reference) == []
 
 
-def test_japanese_wikitext_with_kanji_segments_as_jieba(reference: jieba.Tokenizer) -> None:
-    with lzma.open(shared_data("wikipedia-xml", "jawiki-truncated-100k.xml.xz"), "rt", encoding="utf-8") as xml:
-        lines = xml.read().splitlines()[::20]
+@pytest.mark.parametrize(("sample", "every"), [("excerpt", 1), ("shared", 20)])
+def test_japanese_wikitext_with_kanji_segments_as_jieba(reference: jieba.Tokenizer, sample: str, every: int) -> None:
+    """Real Japanese wikitext: every line of the excerpt every clone has (225,456 characters), and every 20th line
+    of the whole sample in ../shared when it is there."""
+    path = (TEST_DATA / "wikipedia-xml" / "jawiki-excerpt.xml.xz" if sample == "excerpt"
+            else shared_data("wikipedia-xml", "jawiki-truncated-100k.xml.xz"))
+    with lzma.open(path, "rt", encoding="utf-8") as xml:
+        lines = xml.read().splitlines()[::every]
     assert sum(map(len, lines)) > 200_000
     assert _differing(lines, reference) == []
 

@@ -17,7 +17,7 @@ import pytest
 from tasks.dumps.records import DOCUMENT_COLUMNS
 from tasks.dumps.xml_pages import iter_xml_pages, read_xml_siteinfo
 from tasks.errors import ConfigError, InputFormatError, TruncatedInputError
-from tests.conftest import shared_data
+from tests.conftest import TEST_DATA, shared_data
 
 SCHEMA_010 = "http://www.mediawiki.org/xml/export-0.10/"
 SCHEMA_011 = "http://www.mediawiki.org/xml/export-0.11/"
@@ -300,15 +300,22 @@ def test_disambiguation_detection(tmp_path: Path, lang: str, wikitext: str, expe
     assert row["is_disambiguation"] is expected
 
 
-# -- the four real truncated samples ----------------------------------------------------------
+# -- the real truncated samples: excerpts in tests/data (every clone), the whole files in ../shared when present --
 @dataclass(frozen=True)
 class Sample:
+    lang: str
     file: str
     articles: int  # complete ns-0 pages without <redirect>
     redirects: int  # complete ns-0 pages with <redirect>
     disambiguations: int
     cut_title: str  # <title> of the page the file ends inside
     category_namespace: str  # key 14 in <siteinfo>
+    lines: int  # decompressed lines; each file ends with a newline
+    shared: bool  # in ../shared/data (optional) rather than tests/data
+
+    @property
+    def path(self) -> Path:
+        return shared_data("wikipedia-xml", self.file) if self.shared else TEST_DATA / "wikipedia-xml" / self.file
 
 
 # Counted by hand, independently of the parser: the decompressed text was split
@@ -318,13 +325,19 @@ class Sample:
 # disambiguation counts came from a one-off regex over each complete ns-0
 # non-redirect <page> block for "{{marker}}"/"{{marker|", "[[Category:marker]]"
 # (localised or canonical) or "__DISAMBIG__", with the markers of languages.csv.
+# The excerpts (tests/data/wikipedia-xml/README.md) keep every disambiguation page
+# and redirect of the whole files, so those two counts are the same there; their
+# articles and lines were counted by the same awk script on the excerpts.
 SAMPLES = {
-    "bn": Sample("bnwiki-truncated-100k.xml.xz", 380, 69, 2, "মিডিয়াউইকি:Common.css", "বিষয়শ্রেণী"),
-    "el": Sample("elwiki-truncated-100k.xml.xz", 524, 21, 23, "18 Μαρτίου", "Κατηγορία"),
-    "ja": Sample("jawiki-truncated-100k.xml.xz", 189, 15, 6, "プロジェクト:プロジェクト関連文書", "Category"),
-    "uk": Sample("ukwiki-truncated-100k.xml.xz", 512, 13, 3, "1702", "Категорія"),
+    "bn": Sample("bn", "bnwiki-truncated-100k.xml.xz", 380, 69, 2, "মিডিয়াউইকি:Common.css", "বিষয়শ্রেণী", 100_000, True),
+    "el": Sample("el", "elwiki-truncated-100k.xml.xz", 524, 21, 23, "18 Μαρτίου", "Κατηγορία", 100_000, True),
+    "ja": Sample("ja", "jawiki-truncated-100k.xml.xz", 189, 15, 6, "プロジェクト:プロジェクト関連文書", "Category", 100_000, True),
+    "uk": Sample("uk", "ukwiki-truncated-100k.xml.xz", 512, 13, 3, "1702", "Категорія", 100_000, True),
+    "bn-excerpt": Sample("bn", "bnwiki-excerpt.xml.xz", 15, 69, 2, "মিডিয়াউইকি:Common.css", "বিষয়শ্রেণী", 5_880, False),
+    "el-excerpt": Sample("el", "elwiki-excerpt.xml.xz", 38, 21, 23, "18 Μαρτίου", "Κατηγορία", 4_160, False),
+    "ja-excerpt": Sample("ja", "jawiki-excerpt.xml.xz", 13, 15, 6, "プロジェクト:プロジェクト関連文書", "Category", 4_522, False),
+    "uk-excerpt": Sample("uk", "ukwiki-excerpt.xml.xz", 21, 13, 3, "1702", "Категорія", 4_119, False),
 }
-SAMPLE_LINES = 100_000  # each sample is the first 100,000 lines of a dump, ending with a newline
 
 
 @dataclass
@@ -339,19 +352,18 @@ class Parsed:
 
 @pytest.fixture(scope="module", params=sorted(SAMPLES))
 def parsed(request: pytest.FixtureRequest) -> Parsed:
-    """Each real sample parsed once per session (cleaning dominates: a few seconds each)."""
-    lang = request.param
-    sample = SAMPLES[lang]
-    path = shared_data("wikipedia-xml", sample.file)
+    """Each real sample parsed once per session (cleaning dominates: a few seconds for a whole file)."""
+    sample = SAMPLES[request.param]
+    path = sample.path
     rows: list[dict[str, Any]] = []
     issues: list[dict[str, Any]] = []
     error = None
     try:
-        for row in iter_xml_pages(path, lang, on_issue=issues.append):
+        for row in iter_xml_pages(path, sample.lang, on_issue=issues.append):
             rows.append(row)
     except TruncatedInputError as exc:
         error = exc
-    return Parsed(lang, sample, path, rows, issues, error)
+    return Parsed(sample.lang, sample, path, rows, issues, error)
 
 
 @pytest.mark.slow
@@ -374,7 +386,7 @@ def test_sample_truncation_is_reported_after_the_complete_pages(parsed: Parsed) 
     assert isinstance(error, TruncatedInputError)
     assert error.last_item == parsed.sample.cut_title
     decompressed_size = len(lzma.decompress(parsed.path.read_bytes()))
-    assert error.position == f"line {SAMPLE_LINES + 1}, column 0 (decompressed byte {decompressed_size})"
+    assert error.position == f"line {parsed.sample.lines + 1}, column 0 (decompressed byte {decompressed_size})"
     assert str(parsed.path) in str(error) and error.position in str(error)
 
 
@@ -384,14 +396,15 @@ def test_sample_text_has_no_markup_residue(parsed: Parsed) -> None:
     assert leftovers == []
 
 
-def test_sample_siteinfo_has_the_localised_namespaces() -> None:
-    for lang, sample in SAMPLES.items():
-        info = read_xml_siteinfo(shared_data("wikipedia-xml", sample.file))
-        assert info.dbname == f"{lang}wiki"
-        assert info.namespaces[0] == ""
-        assert info.namespaces[14] == sample.category_namespace
-    ja = read_xml_siteinfo(shared_data("wikipedia-xml", SAMPLES["ja"].file))
-    assert (ja.namespaces[6], ja.namespaces[1], ja.namespaces[828]) == ("ファイル", "ノート", "モジュール")
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_sample_siteinfo_has_the_localised_namespaces(name: str) -> None:
+    sample = SAMPLES[name]
+    info = read_xml_siteinfo(sample.path)
+    assert info.dbname == f"{sample.lang}wiki"
+    assert info.namespaces[0] == ""
+    assert info.namespaces[14] == sample.category_namespace
+    if sample.lang == "ja":
+        assert (info.namespaces[6], info.namespaces[1], info.namespaces[828]) == ("ファイル", "ノート", "モジュール")
 
 
 @pytest.mark.slow

@@ -2,43 +2,67 @@
 
 P(i beats j) = σ(β_i − β_j).  The logits β are fitted by maximum likelihood
 on *deduplicated, weighted* battles — one row per (query, winner, loser)
-with its count — and centred to mean zero, on the natural-log scale.  A
-vanishing ridge (``RIDGE``) keeps the fit finite when a system never loses
-in a sample; it moves no rating by more than about 1e-5 on data where every
-system wins and loses.  The fit is Newton's method (the iteratively
-reweighted least squares of logistic regression) run on many weightings of
-the same rows at once (:func:`fit_many`): the objective is smooth and
-strictly convex, so from a warm start a handful of steps reach the optimum to
-machine precision, and each step is a few array operations and one batched
-solve of n × n systems for all weightings together.
+with its count — and centred to mean zero, on the natural-log scale.  The
+fit is Newton's method (the iteratively reweighted least squares of logistic
+regression) run on many weightings of the same rows at once
+(:func:`fit_many`): the objective is smooth and strictly convex, so from a
+warm start a handful of steps reach the optimum to machine precision, and
+each step is a few array operations and one batched solve of n × n systems
+for all weightings together.  A vanishing ridge (``RIDGE``) only keeps the
+arithmetic finite; it moves no rating by more than about 1e-5 where the
+maximum-likelihood ratings exist.
 
 Ties follow an explicit policy: ``drop`` ignores them, ``half`` counts a tie
-as half a win for each side.
+as half a win for each side.  A pair judged in both orders on a query whose
+two verdicts pick opposite winners (A wins shown first, B wins shown first)
+is a tie in both battles (:func:`order_flips`): the judge followed the
+position, not the answers, and the tie policy decides what that is worth.
 
-Intervals come from a seeded bootstrap of tournaments that resamples the
-*queries* (a query's battles move together): each tournament reweights the
+**The rating is the maximum-likelihood fit on all battles.**  The bootstrap
+only gives the intervals: a seeded bootstrap of tournaments resamples the
+*queries* (a query's battles move together); each tournament reweights the
 same rows by multinomial counts of their queries — all tournaments at once,
 one sparse product from (tournament × row) weights to (tournament × ordered
-pair) weights — and all tournaments are refitted together on the ordered
-pairs alone (at most n(n−1) rows, whatever the number of battles),
-warm-started from the full fit.  As in
-MIRAGE-BENCH, a rating is the mean of the tournaments' logits and its 95%
-interval their 2.5/97.5 percentiles; the rank interval is the 2.5/97.5
-percentiles of the system's rank (1 = best; a system ranks below those
-strictly ahead of it) over the tournaments — overlapping rank intervals are
-systems the data cannot order.
+pair) weights — and all are refitted together on the ordered pairs alone (at
+most n(n−1) rows, whatever the number of battles), warm-started from the
+full fit.  The 95% interval is the 2.5/97.5 percentiles of the tournaments'
+logits, the rank interval those of the system's rank (1 = best; a system
+ranks below those strictly ahead of it) — overlapping rank intervals are
+systems the data cannot order.  (MIRAGE-BENCH rated by the mean of the
+tournaments, which drifts from the fit and inflates a system that rarely
+loses: a resample where it never loses sends its logit far up.)
+
+**Unbounded ratings.**  The maximum-likelihood ratings are finite only where
+every split of the systems into two groups has a win each way; otherwise the
+likelihood keeps growing as a group that never loses moves away, and any
+finite number would be the ridge's.  :func:`unbounded_sides` peels such
+groups off: a group of systems (a strongly connected component of the "beat"
+graph) that never loses to the other systems still in play is unbounded
+*above* them (``"high"``), one that never wins is unbounded *below*
+(``"low"``), round after round, until the remaining systems — the *core* —
+are one component; a group that has no decisive battle with the core is
+``"both"``.  Only the core gets a finite rating (mean zero over the core);
+the others get ``rating`` None, no finite interval, and the side in
+``unbounded``, ranked above (below) the core in the order they were peeled.
+Within each tournament the same holds for the core's systems: a system that
+never loses (never wins) in a resample has logit +∞ (−∞) there, so when more
+than 2.5% of the tournaments are like that its interval is open on that side
+(``ci_high`` / ``ci_low`` None, ``unbounded`` says which); the finite logits
+of a tournament are centred over its finite systems.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from scipy import sparse, special
+from scipy.sparse import csgraph
 
 from tasks.errors import ConfigError
 from tasks.json_lines import read_json_lines
@@ -94,19 +118,37 @@ def read_battles(path: Path) -> list[Battle]:
     return battles
 
 
+def order_flips(battles: Sequence[Battle]) -> set[int]:
+    """The positions of battles whose pair was judged on the same query in the other order too, each order once, with
+    the verdicts picking opposite winners (each system won once, in the same position): both become ties."""
+    by_order: dict[tuple[str, str, str, str], list[int]] = defaultdict(list)
+    for n, battle in enumerate(battles):
+        by_order[(battle.lang, battle.query_id, battle.model_a, battle.model_b)].append(n)
+    flipped = set()
+    for (lang, query, a, b), here in by_order.items():
+        there = by_order.get((lang, query, b, a), [])
+        if len(here) == 1 and len(there) == 1 and battles[here[0]].winner != "tie" \
+                and battles[here[0]].winner == battles[there[0]].winner:  # "a" both times: the first shown won
+            flipped.add(here[0])
+    return flipped
+
+
 def weighted_battles(battles: Sequence[Battle], ties: Ties) -> WeightedBattles:
-    """The battles as weighted rows under the tie policy; a query is its (language, query id)."""
+    """The battles as weighted rows under the tie policy (order flips are ties); a query is its (language, query
+    id)."""
     if ties not in ("drop", "half"):
         raise ConfigError(f"ties policy {ties!r}: choose drop or half")
     models = tuple(sorted({b.model_a for b in battles} | {b.model_b for b in battles}))
     index = {model: n for n, model in enumerate(models)}
     queries = {key: n for n, key in enumerate(sorted({(b.lang, b.query_id) for b in battles}))}
+    flipped = order_flips(battles)
     counts: dict[tuple[int, int, int], float] = defaultdict(float)
-    for battle in battles:
+    for position, battle in enumerate(battles):
         query, a, b = queries[(battle.lang, battle.query_id)], index[battle.model_a], index[battle.model_b]
-        if battle.winner == "a":
+        winner = "tie" if position in flipped else battle.winner
+        if winner == "a":
             counts[(query, a, b)] += 1.0
-        elif battle.winner == "b":
+        elif winner == "b":
             counts[(query, b, a)] += 1.0
         elif ties == "half":
             counts[(query, a, b)] += 0.5
@@ -114,6 +156,11 @@ def weighted_battles(battles: Sequence[Battle], ties: Ties) -> WeightedBattles:
     rows = np.array(list(counts), dtype=np.int64).reshape(-1, 3)
     return WeightedBattles(models, rows[:, 1], rows[:, 2], np.fromiter(counts.values(), float, len(counts)), rows[:, 0],
                            len(queries))
+
+
+def rateable(battles: Sequence[Battle], ties: Ties) -> bool:
+    """Whether the battles leave anything to fit under the tie policy (order flips are ties)."""
+    return bool(battles) and weighted_battles(battles, ties).weight.size > 0
 
 
 def fit(n_models: int, winner: np.ndarray, loser: np.ndarray, weight: np.ndarray,
@@ -186,49 +233,201 @@ def fit_many(n_models: int, winner: np.ndarray, loser: np.ndarray, weights: np.n
     return beta - beta.mean(axis=1, keepdims=True)
 
 
+Side = Literal["high", "low", "both"]
+#: a logit that stands for an unbounded side: +∞ above, −∞ below, NaN (anywhere) for a system with no decisive battle
+SIDE_LOGIT = {"high": np.inf, "low": -np.inf, "both": np.nan}
+
+
+def unbounded_sides(beat: np.ndarray) -> tuple[list[Side | None], list[tuple[int, int] | None], int]:
+    """Which systems have no finite maximum-likelihood rating (see the module notes), from ``beat[i, j]``: how
+    much i won against j.  Returns each system's side (None: in the core), the rank band of each system outside
+    the core (None for the core's) and the rank just above the core's first (the core ranks from there)."""
+    n = len(beat)
+    sides: list[Side | None] = [None] * n
+    bands: list[tuple[int, int] | None] = [None] * n
+    remaining = np.arange(n)
+    top, bottom = 0, n  # ranks already given away at the top and the bottom
+    while len(remaining) > 1:
+        sub = beat[np.ix_(remaining, remaining)]
+        count, labels = csgraph.connected_components(sparse.csr_matrix(sub > 0), directed=True, connection="strong")
+        if count == 1:
+            break
+        sizes = np.bincount(labels)
+        largest = np.flatnonzero(sizes == sizes.max())
+        high, low, apart = [], [], []
+        for component in range(count):
+            inside = labels == component
+            if len(largest) == 1 and component == largest[0]:
+                continue  # the one largest group stays: the others are placed relative to it
+            won, lost = sub[inside][:, ~inside].sum() > 0, sub[~inside][:, inside].sum() > 0
+            if won != lost:
+                (high if won else low).append(remaining[inside])
+            elif not won:  # no decisive battle with the others (a group that wins and loses is in between)
+                apart.append(remaining[inside])
+        if not high and not low:  # the groups left never met decisively: the largest one is the core
+            apart.sort(key=lambda group: (-len(group), group[0]))
+            remaining = remaining[labels == largest[0]] if len(largest) == 1 else apart.pop(0)
+            for group in apart:
+                for system in group:
+                    sides[system], bands[system] = "both", (1, n)
+            break
+        for group in high:
+            for system in group:
+                sides[system], bands[system] = "high", (top + 1, top + sum(map(len, high)))
+        for group in low:
+            for system in group:
+                sides[system], bands[system] = "low", (bottom - sum(map(len, low)) + 1, bottom)
+        top, bottom = top + sum(map(len, high)), bottom - sum(map(len, low))
+        remaining = np.setdiff1d(remaining, np.concatenate(high + low))
+    return sides, bands, top
+
+
+def _beat_matrices(n_models: int, winner: np.ndarray, loser: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``beat[t, i, j]``: how much i won against j under weighting t (rows may repeat a pair)."""
+    beat = np.zeros((len(weights), n_models, n_models))
+    np.add.at(beat, (slice(None), winner, loser), weights)
+    return beat
+
+
 @dataclass(frozen=True)
 class Tournaments:
-    """The bootstrap: ``draws[t, q]`` is how often query ``q`` (of ``queries``, as (lang, query_id)) is in
-    tournament ``t``, and ``logits[t]`` the systems' fitted logits (order of ``models``) in it."""
+    """The fit and its bootstrap over the systems ``models``.
+
+    ``rating``: the maximum-likelihood logits on all battles (NaN outside the core); ``sides``: each system's
+    unbounded side on all battles (None in the core); ``bands``: the rank band of a system outside the core;
+    ``draws[t, q]``: how often query ``q`` (of ``queries``, as (lang, query_id)) is in tournament ``t``;
+    ``logits[t]``: the systems' logits in it — ±∞ for a system unbounded above/below there, NaN where it had
+    nothing decisive, the finite ones centred over the tournament's finite systems.
+    """
 
     models: tuple[str, ...]
     queries: tuple[tuple[str, str], ...]
     draws: np.ndarray
     logits: np.ndarray
+    rating: np.ndarray
+    sides: tuple[Side | None, ...]
+    bands: tuple[tuple[int, int] | None, ...]
+    core_top: int  # the core's ranks start after this many systems unbounded above it
+
+
+def _tournament_logits(fitted: np.ndarray, beat: np.ndarray) -> np.ndarray:
+    """One tournament's core logits: ±∞ / NaN where its battles leave a system unbounded, the rest re-centred."""
+    sides, _, _ = unbounded_sides(beat)
+    logits = fitted.copy()
+    for system, side in enumerate(sides):
+        logits[system] = SIDE_LOGIT.get(side, logits[system])
+    finite = np.isfinite(logits)
+    if finite.any():
+        logits[finite] -= logits[finite].mean()
+    return logits
 
 
 def tournaments(battles: Sequence[Battle], *, bootstrap: int = 200, seed: int = 0, ties: Ties = "drop") -> Tournaments:
-    """Fit every bootstrap tournament (see the module notes)."""
+    """Fit the battles and every bootstrap tournament (see the module notes)."""
     if bootstrap < 1:
         raise ConfigError(f"--bootstrap must be at least 1, got {bootstrap}")
     rows = weighted_battles(battles, ties)
     n_models = len(rows.models)
     if rows.weight.size == 0:
         raise ConfigError("no decisive battles to rate (every battle was a tie and ties are dropped)")
-    full = fit(n_models, rows.winner, rows.loser, rows.weight)
+    sides, bands, top = unbounded_sides(_beat_matrices(n_models, rows.winner, rows.loser, rows.weight[None, :])[0])
+    core = np.array([n for n, side in enumerate(sides) if side is None], dtype=np.int64)
+    position = np.full(n_models, -1)
+    position[core] = np.arange(len(core))
+    kept = (position[rows.winner] >= 0) & (position[rows.loser] >= 0)  # battles inside the core
+    winner, loser, weight, query = (position[rows.winner[kept]], position[rows.loser[kept]], rows.weight[kept],
+                                    rows.query[kept])
     rng = np.random.default_rng(seed)
     draws = rng.multinomial(rows.n_queries, np.full(rows.n_queries, 1.0 / rows.n_queries), size=bootstrap)
-    pairs, pair_of_row = np.unique(np.stack([rows.winner, rows.loser], axis=1), axis=0, return_inverse=True)
-    to_pairs = sparse.csr_matrix((np.ones(pair_of_row.size), (np.arange(pair_of_row.size), pair_of_row.ravel())),
-                                 shape=(pair_of_row.size, len(pairs)))
-    pair_weights = np.asarray(to_pairs.T @ (rows.weight[:, None] * draws[:, rows.query].T)).T  # tournaments × pairs
-    logits = fit_many(n_models, pairs[:, 0], pairs[:, 1], pair_weights, start=full)
+    rating = np.full(n_models, np.nan)
+    logits = np.full((bootstrap, n_models), np.nan)
+    for system, side in enumerate(sides):
+        if side is not None:
+            logits[:, system] = SIDE_LOGIT[side]
+    if len(core) == 1:
+        rating[core] = logits[:, core] = 0.0
+    elif len(core) > 1:
+        full = fit(len(core), winner, loser, weight)
+        rating[core] = full
+        pairs, pair_of_row = np.unique(np.stack([winner, loser], axis=1), axis=0, return_inverse=True)
+        to_pairs = sparse.csr_matrix((np.ones(pair_of_row.size), (np.arange(pair_of_row.size), pair_of_row.ravel())),
+                                     shape=(pair_of_row.size, len(pairs)))
+        pair_weights = np.asarray(to_pairs.T @ (weight[:, None] * draws[:, query].T)).T  # tournaments × pairs
+        fitted = fit_many(len(core), pairs[:, 0], pairs[:, 1], pair_weights, start=full)
+        beats = _beat_matrices(len(core), pairs[:, 0], pairs[:, 1], pair_weights)
+        logits[:, core] = [_tournament_logits(fitted[t], beats[t]) for t in range(bootstrap)]
     queries = tuple(sorted({(b.lang, b.query_id) for b in battles}))
-    return Tournaments(rows.models, queries, draws, logits)
+    return Tournaments(rows.models, queries, draws, logits, rating, tuple(sides), tuple(bands), top)
+
+
+def _percentile(values: np.ndarray, q: float) -> np.ndarray:
+    """Column percentiles of values that may be ±∞: a percentile that falls between a finite value and an infinite
+    one is infinite (linear interpolation toward infinity reaches it)."""
+    finite = np.where(np.isfinite(values), values, np.nan)
+    big = np.nanmax(np.abs(finite)) * 4 + 1.0 if np.isfinite(finite).any() else 1.0
+    result = np.percentile(np.clip(values, -big, big), q, axis=0)
+    return np.where(result >= big, np.inf, np.where(result <= -big, -np.inf, result))
+
+
+def _bound(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
 
 
 def ratings(battles: Sequence[Battle], *, bootstrap: int = 200, seed: int = 0, ties: Ties = "drop") -> dict[str, Any]:
-    """``{"models": {name: {rating, ci_low, ci_high, rank_low, rank_high}}, "n_battles", "ties"}``."""
+    """``{"models": {name: {rating, ci_low, ci_high, rank_low, rank_high, unbounded}}, "n_battles", "ties",
+    "order_flips"}``.
+
+    ``rating`` is the maximum-likelihood logit on all battles; None (with ``ci_low`` and ``ci_high``) for a
+    system outside the core, whose side ``unbounded`` gives.  For a system in the core, an interval end that the
+    tournaments leave open is None and ``unbounded`` names that side ("high", "low" or "both"); else None.
+    ``ties`` counts the battles judged a tie, ``order_flips`` the pairs whose two orders disagreed (each counted
+    as two ties under the policy).
+    """
     fitted = tournaments(battles, bootstrap=bootstrap, seed=seed, ties=ties)
     logits = fitted.logits
-    # rank 1 = best: one plus the number of systems strictly ahead in that tournament
-    ranks = 1 + (logits[:, None, :] > logits[:, :, None]).sum(axis=2)
-    low, high = np.percentile(logits, [2.5, 97.5], axis=0)
-    rank_low, rank_high = np.percentile(ranks, [2.5, 97.5], axis=0)
-    return {
-        "models": {model: {"rating": float(logits[:, m].mean()), "ci_low": float(low[m]), "ci_high": float(high[m]),
-                           "rank_low": int(np.floor(rank_low[m])), "rank_high": int(np.ceil(rank_high[m]))}
-                   for m, model in enumerate(fitted.models)},
-        "n_battles": len(battles),
-        "ties": sum(b.winner == "tie" for b in battles),
-    }
+    # NaN (nothing decisive in that tournament) is anywhere: −∞ where it helps its rivals, +∞ where it helps itself
+    optimistic, pessimistic = np.where(np.isnan(logits), np.inf, logits), np.where(np.isnan(logits), -np.inf, logits)
+    core = [n for n, side in enumerate(fitted.sides) if side is None]
+    # rank 1 = best: one plus the number of systems strictly ahead in that tournament, counted within the core
+    best = 1 + (pessimistic[:, None, core] > optimistic[:, core, None]).sum(axis=2)
+    worst = 1 + (optimistic[:, None, core] > pessimistic[:, core, None]).sum(axis=2) \
+        - (optimistic[:, core] > pessimistic[:, core])  # not ahead of itself
+    low, high = _percentile(pessimistic, 2.5), _percentile(optimistic, 97.5)
+    rank_low, rank_high = np.percentile(best, 2.5, axis=0), np.percentile(worst, 97.5, axis=0)
+    models = {}
+    for m, model in enumerate(fitted.models):
+        band = fitted.bands[m]
+        if band is None:
+            c = core.index(m)
+            band = (fitted.core_top + int(np.floor(rank_low[c])), fitted.core_top + int(np.ceil(rank_high[c])))
+            ends = (np.isfinite(low[m]), np.isfinite(high[m]))
+            side = {(True, True): None, (True, False): "high", (False, True): "low"}.get(ends, "both")
+            models[model] = {"rating": float(fitted.rating[m]), "ci_low": _bound(low[m]), "ci_high": _bound(high[m])}
+        else:
+            side = fitted.sides[m]
+            models[model] = {"rating": None, "ci_low": None, "ci_high": None}
+        models[model] |= {"rank_low": band[0], "rank_high": band[1], "unbounded": side}
+    return {"models": models, "n_battles": len(battles), "ties": sum(b.winner == "tie" for b in battles),
+            "order_flips": len(order_flips(battles)) // 2}
+
+
+UNBOUNDED_RATING = {"high": "+∞ (never lost to the rated systems)", "low": "−∞ (never won against the rated systems)",
+                    "both": "n/a (no decisive battle with the rated systems)"}
+
+
+def rating_order(m: Mapping[str, Any]) -> float:
+    """A rating to sort by: an unbounded one above (``"high"``) or below every finite one."""
+    return m["rating"] if m["rating"] is not None else math.inf if m["unbounded"] == "high" else -math.inf
+
+
+def rating_text(m: Mapping[str, Any]) -> str:
+    """One rating as text: the logit and its 95% interval (∞ on an open side), or why it has no finite value, and
+    the rank interval."""
+    if m["rating"] is None:
+        value = UNBOUNDED_RATING[m["unbounded"]]
+    else:
+        low = "−∞" if m["ci_low"] is None else f"{m['ci_low']:+.3f}"
+        high = "+∞" if m["ci_high"] is None else f"{m['ci_high']:+.3f}"
+        value = f"{m['rating']:+.3f}  95% CI [{low}, {high}]"
+    rank = str(m["rank_low"]) if m["rank_low"] == m["rank_high"] else f"{m['rank_low']}–{m['rank_high']}"
+    return f"{value}  rank {rank}"

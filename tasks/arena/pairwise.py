@@ -10,8 +10,9 @@ Every pair is judged in both orders.  Two numbers describe a judge:
 ``consistency`` — the share of pairs whose two orders agree on the winner
 (or on a tie) — and ``first_position_rate`` — the share of decisive verdicts
 that chose the answer shown first (0.5 for a judge without position bias).
-Both orders also enter the ratings as separate battles, so a judge that
-flips with the order contributes a win to each side.
+Both orders also enter the ratings as separate battles; a pair whose two
+orders pick opposite winners (the judge followed the position) is two ties
+there, worth what the tie policy says (:func:`tasks.arena.bradley_terry.order_flips`).
 """
 
 from __future__ import annotations

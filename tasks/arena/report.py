@@ -3,9 +3,15 @@
 Everything the page needs is inside it — CSS inline, plots as inline SVG
 (matplotlib), no script and nothing fetched — so it opens offline and can be
 mailed or attached to an MLflow run as it is.  Per judge: the ratings over all
-languages with intervals and rank intervals, the judge's consistency and
-position bias, an interval plot, a language × system heatmap of ratings, and
-the surrogate judge's validation with its ablations.
+languages with intervals and rank intervals — an unbounded rating or interval
+side shown as such (∞, "never lost"), never as a number — and each system's
+sampled queries without an answer (each a loss against every system that
+answered), the judge's consistency and position bias, an interval plot, a
+language × system heatmap of ratings, and the surrogate judge's validation
+with its ablations.  Then the features each system has no value for, and the
+evaluation's metrics with what each stands on: ``n`` asked, ``answered``,
+``failed`` and ``judge_failed`` (shown as "–" on rows written before those
+counts existed).
 
 The report belongs to the evaluation it shows: the file and its plots are
 logged to the MLflow run of the benchmark's latest completed evaluation
@@ -24,6 +30,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from tasks.arena.bradley_terry import rating_order
+from tasks.features.stages import missing_features
 from tasks.version import code_version
 from tasks.warehouse.atomic import atomic_write_text
 from tasks.warehouse.db import Warehouse
@@ -38,7 +46,7 @@ class JudgeSection:
 
     name: str
     overall: list[dict[str, Any]]
-    by_lang: dict[str, dict[str, float]]
+    by_lang: dict[str, dict[str, float | None]]
     consistency: str
     first_position: str
     surrogate: dict[str, Any] | None = None  # the surrogate judge's validation, when it was fitted
@@ -71,32 +79,42 @@ def _interval_plot(rows: list[dict[str, Any]]) -> str:
     import matplotlib.pyplot as plt
 
     ordered = rows[::-1]  # best at the top
+    finite = [v for r in rows for v in (r["rating"], r["ci_low"], r["ci_high"]) if v is not None]
+    low, high = (min(finite, default=0.0), max(finite, default=0.0))
+    margin = max(0.5, 0.15 * (high - low))
+    left, right = low - margin, high + margin  # where an open side, or an unbounded rating, is drawn
     figure, axes = plt.subplots(figsize=(6, 0.4 * len(rows) + 1))
     # judged and predicted ratings drawn apart, so a rating the judge never gave does not pass for one
     for predicted, style in ((False, {"fmt": "o", "color": "C0", "label": "judged"}),
                              (True, {"fmt": "o", "color": "#888", "mfc": "white", "label": "predicted from features"})):
-        shown = [(y, r) for y, r in enumerate(ordered) if bool(r["predicted"]) == predicted]
+        shown = [(y, r) for y, r in enumerate(ordered) if bool(r["predicted"]) == predicted and r["rating"] is not None]
         if shown:
-            # a mean of skewed tournaments (a system that never loses) can sit outside its percentile interval
             axes.errorbar([r["rating"] for _, r in shown], [y for y, _ in shown], capsize=3, **style,
-                          xerr=[[max(0.0, r["rating"] - r["ci_low"]) for _, r in shown],
-                                [max(0.0, r["ci_high"] - r["rating"]) for _, r in shown]])
+                          xerr=[[r["rating"] - (left if r["ci_low"] is None else r["ci_low"]) for _, r in shown],
+                                [(right if r["ci_high"] is None else r["ci_high"]) - r["rating"] for _, r in shown]])
+    for y, r in enumerate(ordered):  # an arrow at the edge: beyond every finite rating
+        if r["rating"] is None and r["unbounded"] in ("high", "low"):
+            axes.plot(right if r["unbounded"] == "high" else left, y, marker=">" if r["unbounded"] == "high" else "<",
+                      color="C3", markersize=9)
     if any(r["predicted"] for r in rows):
         axes.legend(loc="lower right", fontsize=8)
+    axes.set_xlim(left - 0.05 * margin, right + 0.05 * margin)
     axes.set_yticks(range(len(ordered)), [r["model"] for r in ordered])
     axes.axvline(0.0, color="#999", linewidth=0.8)
-    axes.set_xlabel("Bradley–Terry rating (logit)")
+    axes.set_xlabel("Bradley–Terry rating (logit); arrows: unbounded")
     return _svg(figure)
 
 
-def _heatmap(by_lang: dict[str, dict[str, float]], systems: list[str]) -> str:
+def _heatmap(by_lang: dict[str, dict[str, float | None]], systems: list[str]) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     langs = sorted(by_lang)
-    values = [[by_lang[lang].get(system, float("nan")) for system in systems] for lang in langs]
+    # no rating, or an unbounded one (None), is an empty cell
+    values = [[v if (v := by_lang[lang].get(system)) is not None else float("nan") for system in systems]
+              for lang in langs]
     limit = max(1.0, *(abs(v) for row in values for v in row if v == v))
     figure, axes = plt.subplots(figsize=(1.0 * len(systems) + 2, 0.5 * len(langs) + 1.5))
     image = axes.imshow(values, cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
@@ -120,8 +138,8 @@ def judge_sections(wh: Warehouse, benchmark: str) -> list[JudgeSection]:
         by_judge[row["judge"]].append(row)
     sections = []
     for judge, ratings in sorted(by_judge.items()):
-        overall = [r for r in ratings if r["lang"] == "all"]
-        by_lang: dict[str, dict[str, float]] = defaultdict(dict)
+        overall = sorted((r for r in ratings if r["lang"] == "all"), key=best_first)
+        by_lang: dict[str, dict[str, float | None]] = defaultdict(dict)
         for r in ratings:
             if r["lang"] != "all":
                 by_lang[r["lang"]][r["model"]] = r["rating"]
@@ -137,6 +155,11 @@ def judge_sections(wh: Warehouse, benchmark: str) -> list[JudgeSection]:
     return sections
 
 
+def best_first(row: dict[str, Any]) -> tuple[float, bool, str]:
+    """Rating order, an unbounded rating above (below) every finite one; the judged before the predicted."""
+    return -rating_order(row), bool(row["predicted"]), row["model"]
+
+
 def _share(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
@@ -148,8 +171,8 @@ def write_report(wh: Warehouse, benchmark: str, out: Path) -> list[JudgeSection]
                              " ORDER BY setting, metric, model", [benchmark])
     environment = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
     html = environment.get_template("report.html.j2").render(
-        benchmark=benchmark, judges=sections, metrics=metrics, version=code_version(),
-        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+        benchmark=benchmark, judges=sections, metrics=metrics, missing=missing_features(wh, benchmark),
+        version=code_version(), generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, html)
     return sections

@@ -1,4 +1,12 @@
-"""The arena's stages: pairwise judging per (benchmark, language, judge), then ratings per (benchmark, judge)."""
+"""The arena's stages: pairwise judging per (benchmark, language, judge), then ratings per (benchmark, judge).
+
+The ratings and the surrogate read only this run's battles: those between the
+run's systems in the run's languages.  Battles of earlier runs (other
+systems, other languages) stay in the table but are never pooled into this
+run's ratings.  A ``forfeit`` battle (a system without an answer on a
+sampled query) is rated like a verdict: a loss for the system that had no
+answer.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +14,15 @@ import json
 import logging
 from collections import defaultdict
 
+import numpy as np
 from prefect.artifacts import create_markdown_artifact
 from prefect.states import State
 
 from tasks.arena.battles import TEMPLATE, ArenaConfig, JudgingEstimate, judge_battles
-from tasks.arena.bradley_terry import Ties, ratings, tournaments
+from tasks.arena.bradley_terry import Ties, rateable, rating_order, ratings, tournaments
 from tasks.arena.pairwise import OrderedVerdict, judge_agreement
 from tasks.arena.surrogate import feature_cube, surrogate
+from tasks.features.stages import missing_features
 from tasks.inference.stages import model_identity
 from tasks.llm import Budget, template_hash
 from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
@@ -20,9 +30,17 @@ from tasks.paid_stage import run_paid, unfinished
 from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, run_stage
 from tasks.warehouse.db import Warehouse
 
-ARENA_JUDGING = Stage("arena-judging", 1, upstream=("inference",))
-ARENA_RATINGS = Stage("arena-ratings", 1, upstream=("arena-judging",))
-ARENA_SURROGATE = Stage("arena-surrogate", 2, upstream=("arena-ratings", "features"))
+ARENA_JUDGING = Stage("arena-judging", 2, upstream=("inference",))
+ARENA_RATINGS = Stage("arena-ratings", 2, upstream=("arena-judging",))
+ARENA_SURROGATE = Stage("arena-surrogate", 3, upstream=("arena-ratings", "features"))
+RATED = ("ok", "forfeit")  # the battles that have a winner (or a tie)
+STATUSES = (*RATED, "call_failed", "parse_failed", "skipped_budget")  # every battle's status (sql/017)
+RATING_COLUMNS = ("(benchmark, judge, lang, model, rating, ci_low, ci_high, rank_low, rank_high, n_battles, ties,"
+                  " consistency, first_position_rate, fingerprint, predicted, unbounded, failed_queries)")
+#: this run's battles: rated ones between its systems, in its languages
+RUN_BATTLES = ("SELECT instance_id, lang, model_a, model_b, winner, status FROM battles"
+               " WHERE benchmark = ? AND judge = ? AND list_contains(?, status) AND list_contains(?, model_a)"
+               " AND list_contains(?, model_b) AND list_contains(?, lang) ORDER BY ALL")
 ALL = "all"
 
 log = logging.getLogger(__name__)
@@ -37,7 +55,9 @@ def arena_judging_stage(home: str, cell: str, benchmark: str, lang: str, models:
     read = ReadFields.of(config, *ArenaConfig.model_fields, judge=model_identity(home, judge), models=sorted(models),
                          template=template_hash(TEMPLATE),
                          responses=rows_digest(wh, "SELECT instance_id, model, status, answer FROM responses"
-                                                   " WHERE benchmark = ? AND lang = ? ORDER BY ALL", [benchmark, lang]))
+                                                   " WHERE benchmark = ? AND lang = ? ORDER BY ALL", [benchmark, lang]),
+                         instances=rows_digest(wh, "SELECT instance_id, setting FROM instances WHERE benchmark = ?"
+                                                   " AND lang = ? ORDER BY ALL", [benchmark, lang]))
     return run_paid(home, ARENA_JUDGING, cell, read, {},
                     lambda client, ledger, fp: judge_battles(wh, client, benchmark, lang, models, judge, config, fp,
                                                              budget=ledger),
@@ -57,101 +77,142 @@ def publish_estimate(estimate: JudgingEstimate, budget: Budget) -> None:
                         "estimate.verdicts": float(estimate.queries * estimate.pairs)})
 
 
-def rate(wh: Warehouse, benchmark: str, judge: str, ties: Ties, bootstrap: int, seed: int, fp: str) -> StageOutput:
-    """Ratings per language and over all languages, with the judge's consistency; replaces the judge's ratings."""
-    verdicts = [OrderedVerdict(r["instance_id"], r["lang"], r["model_a"], r["model_b"], r["winner"])
-                for r in wh.query_dicts("SELECT instance_id, lang, model_a, model_b, winner FROM battles"
-                                        " WHERE benchmark = ? AND judge = ? AND status = 'ok' ORDER BY ALL",
-                                        [benchmark, judge])]
+def run_verdicts(wh: Warehouse, benchmark: str, judge: str, models: list[str],
+                 langs: list[str]) -> list[OrderedVerdict]:
+    """This run's rated battles (see the module notes)."""
+    systems = sorted(set(models))
+    return [OrderedVerdict(r["instance_id"], r["lang"], r["model_a"], r["model_b"], r["winner"])
+            for r in wh.query_dicts(RUN_BATTLES, [benchmark, judge, list(RATED), systems, systems, sorted(langs)])]
+
+
+def _failed_queries(wh: Warehouse, benchmark: str, judge: str, models: list[str],
+                    langs: list[str]) -> dict[tuple[str, str], int]:
+    """(lang, system) → how many sampled queries the system had no answer on, from this run's forfeits (the winner
+    is the system that answered; a tie, neither did); lang ``ALL`` counts every language's."""
+    systems = sorted(set(models))
+    missing: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+    for r in wh.query_dicts(RUN_BATTLES, [benchmark, judge, ["forfeit"], systems, systems, sorted(langs)]):
+        for system in {"a": (r["model_b"],), "b": (r["model_a"],), "tie": (r["model_a"], r["model_b"])}[r["winner"]]:
+            missing[(r["lang"], system)].add((r["lang"], r["instance_id"]))
+            missing[(ALL, system)].add((r["lang"], r["instance_id"]))
+    return {key: len(queries) for key, queries in missing.items()}
+
+
+def rate(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: list[str], ties: Ties, bootstrap: int,
+         seed: int, fp: str) -> StageOutput:
+    """Ratings per language and over all languages of this run's battles, with the judge's consistency and each
+    system's failed queries; replaces the judge's ratings of the benchmark."""
+    verdicts = run_verdicts(wh, benchmark, judge, models, langs)
+    failed = _failed_queries(wh, benchmark, judge, models, langs)
     by_lang: dict[str, list[OrderedVerdict]] = defaultdict(list)
     for verdict in verdicts:
         by_lang[verdict.lang].append(verdict)
         by_lang[ALL].append(verdict)
-    rows, skipped = [], []
+    rows, skipped, notes = [], [], []
     for lang, group in sorted(by_lang.items()):
         battles = [verdict.battle() for verdict in group]
-        if ties == "drop" and all(b.winner == "tie" for b in battles):
+        if not rateable(battles, ties):  # only ties (verdicts or order flips), and ties are dropped
             skipped.append(lang)
             continue
         result = ratings(battles, bootstrap=bootstrap, seed=seed, ties=ties)
         agreement = judge_agreement(group)
         rows += [[benchmark, judge, lang, model, m["rating"], m["ci_low"], m["ci_high"], m["rank_low"], m["rank_high"],
-                  result["n_battles"], ties, agreement["consistency"], agreement["first_position_rate"], fp, False]
+                  result["n_battles"], ties, agreement["consistency"], agreement["first_position_rate"], fp, False,
+                  m["unbounded"], failed.get((lang, model), 0)]
                  for model, m in result["models"].items()]
+        if lang == ALL:
+            unbounded = sorted(model for model, m in result["models"].items() if m["rating"] is None)
+            flips = result["order_flips"]
+            notes += [f"{flips} pairs whose orders disagreed rated as ties"] if flips else []
+            notes += [f"unbounded (never lost or never won): {', '.join(unbounded)}"] if unbounded else []
     with wh.transaction() as cur:
         cur.execute("DELETE FROM arena_ratings WHERE benchmark = ? AND judge = ?", [benchmark, judge])
         if rows:
-            cur.executemany(f"INSERT INTO arena_ratings VALUES ({', '.join('?' * 15)})", rows)
-    note = f"; only ties in {', '.join(skipped)}" if skipped else ""
-    return StageOutput(rows=len(rows), message=f"{len(verdicts)} battles rated in {len(by_lang)} groups{note}")
+            cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES ({', '.join('?' * 17)})", rows)
+    missing = ", ".join(f"{system} {count}" for (lang, system), count in sorted(failed.items()) if lang == ALL)
+    notes = ([f"only ties in {', '.join(skipped)}"] if skipped else []) + notes + (
+        [f"no answer (a loss against each system that answered) on: {missing} queries"] if missing else [])
+    return StageOutput(rows=len(rows), message=f"{len(verdicts)} battles rated in {len(by_lang)} groups"
+                                               + "".join(f"; {note}" for note in notes))
 
 
 @stage_task("arena-ratings")
-def arena_ratings_stage(home: str, cell: str, benchmark: str, judge: str, ties: Ties, bootstrap: int, seed: int,
-                        judged: list[StageRef], force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
-    """Bradley–Terry ratings of the judge's battles (``judged``: the judging cells it waits for)."""
+def arena_ratings_stage(home: str, cell: str, benchmark: str, judge: str, models: list[str], langs: list[str],
+                        ties: Ties, bootstrap: int, seed: int, judged: list[StageRef], force: frozenset[str],
+                        run_id: str) -> StageRef | State[StageRef]:
+    """Bradley–Terry ratings of this run's battles (``judged``: the judging cells it waits for)."""
     wh = shared_warehouse(home)
-    read = ReadFields(values={"ties": ties, "bootstrap": bootstrap, "seed": seed,
-                              "battles": rows_digest(wh, "SELECT instance_id, lang, model_a, model_b, winner, status"
-                                                         " FROM battles WHERE benchmark = ? AND judge = ? ORDER BY ALL",
-                                                     [benchmark, judge])})
+    read = ReadFields(values={"ties": ties, "bootstrap": bootstrap, "seed": seed, **_run_battles_read(
+        wh, benchmark, judge, models, langs)})
     return as_task_result(run_stage(wh, ARENA_RATINGS, cell, read, {},
-                                    lambda fp: rate(wh, benchmark, judge, ties, bootstrap, seed, fp),
+                                    lambda fp: rate(wh, benchmark, judge, models, langs, ties, bootstrap, seed, fp),
                                     force=forced(ARENA_RATINGS.name, force), run_id=run_id))
 
 
-def fit_surrogate(wh: Warehouse, benchmark: str, judge: str, ties: Ties, bootstrap: int, seed: int,
-                  fp: str) -> StageOutput:
-    """The surrogate's report, and predicted ratings for systems with features but no battles."""
-    battles = [OrderedVerdict(r["instance_id"], r["lang"], r["model_a"], r["model_b"], r["winner"]).battle()
-               for r in wh.query_dicts("SELECT instance_id, lang, model_a, model_b, winner FROM battles"
-                                       " WHERE benchmark = ? AND judge = ? AND status = 'ok' ORDER BY ALL",
-                                       [benchmark, judge])]
+def _run_battles_read(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: list[str]) -> dict:
+    """What a stage reading this run's battles depends on: the systems, the languages and their battles."""
+    systems = sorted(set(models))
+    return {"models": systems, "langs": sorted(langs),
+            "battles": rows_digest(wh, RUN_BATTLES, [benchmark, judge, list(STATUSES), systems, systems,
+                                                     sorted(langs)])}
+
+
+def fit_surrogate(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: list[str], ties: Ties,
+                  bootstrap: int, seed: int, fp: str) -> StageOutput:
+    """The surrogate's report on this run's battles, and predicted ratings for systems with features but no
+    battles."""
+    battles = [verdict.battle() for verdict in run_verdicts(wh, benchmark, judge, models, langs)]
     rows = wh.query("SELECT i.lang, f.instance_id, f.model, f.feature, f.value FROM features f"
                     " JOIN instances i USING (benchmark, instance_id) WHERE f.benchmark = ? AND f.status = 'ok'",
                     [benchmark])
-    decisive = [b for b in battles if b.winner != "tie" or ties == "half"]
-    judged = {b.model_a for b in decisive} | {b.model_b for b in decisive}
-    if len(judged) < 3 or not rows:
+    fitted = tournaments(battles, bootstrap=bootstrap, seed=seed, ties=ties) if rateable(battles, ties) else None
+    rated = [] if fitted is None else [m for m, r in zip(fitted.models, fitted.rating, strict=True) if np.isfinite(r)]
+    if fitted is None or len(rated) < 3 or not rows:
         with wh.transaction() as cur:
             cur.execute("DELETE FROM surrogate_reports WHERE benchmark = ? AND judge = ?", [benchmark, judge])
-        return StageOutput(rows=0, message=f"not fitted: needs features and decisive battles between at least 3"
-                                           f" systems (has {len(judged)})")
+        return StageOutput(rows=0, message=f"not fitted: needs features and finite ratings of at least 3 systems"
+                                           f" (has {len(rated)})")
     lang_ratings: dict[str, dict[str, float]] = defaultdict(dict)
-    for lang, model, rating in wh.query("SELECT lang, model, rating FROM arena_ratings WHERE benchmark = ?"
-                                        " AND judge = ? AND NOT predicted", [benchmark, judge]):
-        lang_ratings[lang][model] = rating
-    rated = lang_ratings.pop(ALL, {})
-    report = surrogate(feature_cube(rows), tournaments(battles, bootstrap=bootstrap, seed=seed, ties=ties), battles,
-                       dict(lang_ratings), seed=seed)
+    judged = wh.query_dicts("SELECT lang, model, rating, unbounded FROM arena_ratings WHERE benchmark = ?"
+                            " AND judge = ? AND NOT predicted", [benchmark, judge])
+    for row in judged:
+        if row["rating"] is not None and row["lang"] != ALL:
+            lang_ratings[row["lang"]][row["model"]] = row["rating"]
+    overall = [rating_order(row) for row in judged if row["lang"] == ALL]  # an unbounded-high system is ahead
+    cube = feature_cube(rows)
+    report = surrogate(cube, fitted, battles, dict(lang_ratings), seed=seed)
+    report["missing"] = missing_features(wh, benchmark, list(cube.systems))
     predicted_rows = []
     for model, p in report["predicted"].items():
-        rank = 1 + sum(rating > p["rating"] for rating in rated.values())
+        rank = 1 + sum(rating > p["rating"] for rating in overall)
         predicted_rows.append([benchmark, judge, ALL, model, p["rating"], p["ci_low"], p["ci_high"], rank, rank, 0, ties,
-                               None, None, fp, True])
+                               None, None, fp, True, None, None])
     with wh.transaction() as cur:
         cur.execute("DELETE FROM arena_ratings WHERE benchmark = ? AND judge = ? AND predicted", [benchmark, judge])
         if predicted_rows:
-            cur.executemany(f"INSERT INTO arena_ratings VALUES ({', '.join('?' * 15)})", predicted_rows)
+            cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES ({', '.join('?' * 17)})",
+                            predicted_rows)
         cur.execute("INSERT OR REPLACE INTO surrogate_reports VALUES (?, ?, ?, ?)",
                     [benchmark, judge, json.dumps(report), fp])
     loso = report["leave_systems_out"]
     r2 = "undefined" if loso["r2"] is None else f"{loso['r2']:.3f}"
-    return StageOutput(rows=len(predicted_rows), message=f"leave-systems-out R² {r2}, Kendall τ"
-                                                         f" {loso['kendall_tau']}; {len(predicted_rows)} predicted")
+    gaps = "; missing features: " + ", ".join(
+        f"{system} {sum(counts.values())}" for system, counts in report["missing"].items()) if report["missing"] else ""
+    return StageOutput(rows=len(predicted_rows), message=f"leave-systems-out R² {r2}, Kendall τ {loso['kendall_tau']};"
+                                                         f" {len(predicted_rows)} predicted{gaps}")
 
 
 @stage_task("arena-surrogate")
-def arena_surrogate_stage(home: str, cell: str, benchmark: str, judge: str, ties: Ties, bootstrap: int, seed: int,
-                          upstream: list[StageRef], force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
+def arena_surrogate_stage(home: str, cell: str, benchmark: str, judge: str, models: list[str], langs: list[str],
+                          ties: Ties, bootstrap: int, seed: int, upstream: list[StageRef], force: frozenset[str],
+                          run_id: str) -> StageRef | State[StageRef]:
     """The surrogate judge (``upstream``: the ratings and feature cells it waits for)."""
     wh = shared_warehouse(home)
     read = ReadFields(values={
-        "ties": ties, "bootstrap": bootstrap, "seed": seed,
-        "battles": rows_digest(wh, "SELECT instance_id, lang, model_a, model_b, winner, status FROM battles"
-                                   " WHERE benchmark = ? AND judge = ? ORDER BY ALL", [benchmark, judge]),
+        "ties": ties, "bootstrap": bootstrap, "seed": seed, **_run_battles_read(wh, benchmark, judge, models, langs),
         "features": rows_digest(wh, "SELECT instance_id, model, feature, value, status FROM features"
                                     " WHERE benchmark = ? ORDER BY ALL", [benchmark])})
     return as_task_result(run_stage(wh, ARENA_SURROGATE, cell, read, {},
-                                    lambda fp: fit_surrogate(wh, benchmark, judge, ties, bootstrap, seed, fp),
+                                    lambda fp: fit_surrogate(wh, benchmark, judge, models, langs, ties, bootstrap,
+                                                             seed, fp),
                                     force=forced(ARENA_SURROGATE.name, force), run_id=run_id))

@@ -11,8 +11,9 @@ Here:
   mean of the forests' predictions as its *predicted* rating, with their
   2.5/97.5 percentiles as its interval.
 - **Validation that never splits a system.** Leave-systems-out: each system's
-  rating is predicted by a forest fitted on the others (features and ratings
-  over all queries); R² and Kendall τ against the judge's ratings.
+  rating is predicted by a forest fitted on the others (features over the
+  arena's queries, maximum-likelihood ratings); R² and Kendall τ against the
+  judge's ratings.
   Leave-languages-out: (system, language) rows — features averaged within the
   language, the system's Bradley–Terry rating *in that language* as target
   (the overall rating would carry the held-out language's battles into
@@ -35,9 +36,24 @@ Here:
   grades alone (not enough there).  Every ablation is reported; one whose
   feature set is empty or equal to the full set says so instead of an R².
 
-Missing feature values (a failed response, an unsupported language) are
-averaged over what exists; a feature missing for a whole system becomes the
-column's mean, so a system is never dropped for one gap.
+**The features every variant sees** are the same: each feature's mean over
+the queries where the system has it (0 where it has none) *and* a missing
+indicator beside it — the share of the queries where it has no value (a
+failed response, an unsupported language, nothing cited: 1 when it is
+missing everywhere).  A gap is never filled with the other systems' mean,
+which would hand a system that failed the average system's features; the
+forests and the pairwise model see that it is missing.  For one battle
+(the pairwise variant) the indicator is 0 or 1.
+
+**One set of queries.**  A tournament's forest is fitted on the features
+averaged over that tournament's queries; validation, importances and
+ablations use the features over the arena's queries (the judged sample:
+every tournament's queries without resampling) and the maximum-likelihood
+ratings fitted on them — never features of queries the judge did not see.
+A system whose rating is unbounded (never lost or never won, see
+:mod:`tasks.arena.bradley_terry`) has no finite target: it is left out of
+training and validation (``unbounded`` lists it), and in a tournament only
+the systems with a finite logit train its forest.
 """
 
 from __future__ import annotations
@@ -99,19 +115,28 @@ class FeatureCube:
     features: tuple[str, ...]
     values: np.ndarray
 
-    def means(self, weights: np.ndarray | None = None, columns: Sequence[int] | None = None) -> np.ndarray:
-        """Systems × features: each system's features averaged over the queries (weighted), gaps filled."""
+    def design(self, weights: np.ndarray | None = None, columns: Sequence[int] | None = None) -> np.ndarray:
+        """Systems × (2 × features): each feature's mean over the (weighted) queries where the system has it (0
+        where it has none), then each feature's missing indicator — the share of the weight it has no value on."""
         cube = self.values if columns is None else self.values[:, :, list(columns)]
         present = ~np.isnan(cube)
         w = np.ones(len(self.queries)) if weights is None else weights
         totals = np.einsum("q,qsf->sf", w, np.where(present, cube, 0.0))
         counts = np.einsum("q,qsf->sf", w, present.astype(float))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = totals / counts
-        # a gap takes its feature's mean over the systems that have it (0 when none has: no warning for that)
-        known = ~np.isnan(means)
-        column_means = np.where(known, means, 0.0).sum(axis=0) / np.maximum(known.sum(axis=0), 1)
-        return np.where(known, means, column_means)
+        means = np.divide(totals, counts, out=np.zeros_like(totals), where=counts > 0)
+        weight = float(w.sum())
+        missing = 1.0 - counts / weight if weight > 0 else np.ones_like(counts)
+        return np.hstack([means, missing])
+
+    def names(self, columns: Sequence[int] | None = None) -> list[str]:
+        """The columns of :meth:`design`: the features, then ``<feature>:missing`` for each."""
+        kept = [self.features[n] for n in (range(len(self.features)) if columns is None else columns)]
+        return kept + [f"{feature}:missing" for feature in kept]
+
+    def battle_row(self, query: int, system: int) -> np.ndarray:
+        """One response's features (0 where missing) and missing indicators (0 or 1), as :meth:`design` orders them."""
+        values = self.values[query, system]
+        return np.concatenate([np.nan_to_num(values), np.isnan(values).astype(float)])
 
 
 def feature_cube(rows: Sequence[tuple[str, str, str, str, float | None]]) -> FeatureCube:
@@ -173,42 +198,53 @@ def r2_interval(targets: np.ndarray, predicted: np.ndarray, groups: Sequence[str
 def surrogate(cube: FeatureCube, fitted: Tournaments, battles: Sequence[Battle],
               lang_ratings: dict[str, dict[str, float]], *, seed: int = 0) -> dict[str, Any]:
     """Everything the module notes describe, as one JSON-ready dict; ``lang_ratings[lang][system]`` are the judge's
-    ratings within each language (the leave-languages-out targets)."""
-    judged = [s for s in fitted.models if s in cube.systems]
+    finite ratings within each language (the leave-languages-out targets)."""
+    judged = [s for s in fitted.models if s in cube.systems and np.isfinite(fitted.rating[fitted.models.index(s)])]
     rows = [cube.systems.index(s) for s in judged]
     columns = [fitted.models.index(s) for s in judged]
     query_of = {q: n for n, q in enumerate(cube.queries)}
     # the tournaments' query weights, on the cube's queries (queries without features weigh nothing)
     weights = np.zeros((len(fitted.draws), len(cube.queries)))
+    arena = np.zeros(len(cube.queries))  # the judged sample itself: each arena query once
     for n, query in enumerate(fitted.queries):
         if query in query_of:
             weights[:, query_of[query]] = fitted.draws[:, n]
-    forests = [_forest(seed + t).fit(cube.means(weights[t])[rows], fitted.logits[t, columns])
-               for t in range(len(fitted.draws))]
+            arena[query_of[query]] = 1.0
     unjudged = [s for s in cube.systems if s not in fitted.models]
-    predictions = np.array([forest.predict(cube.means(weights[t])) for t, forest in enumerate(forests)])
-    predicted = {system: {"rating": float(predictions[:, n].mean()),
-                          "ci_low": float(np.percentile(predictions[:, n], 2.5)),
-                          "ci_high": float(np.percentile(predictions[:, n], 97.5)), "predicted": True}
-                 for n, system in enumerate(cube.systems) if system in unjudged}
-    overall = cube.means()[rows]
-    ratings = fitted.logits[:, columns].mean(axis=0)
+    predictions = []
+    for t in range(len(fitted.draws)):
+        targets = fitted.logits[t, columns]
+        finite = np.isfinite(targets)
+        if finite.sum() >= 2:  # a tournament that leaves fewer systems rated has nothing to learn
+            design = cube.design(weights[t])
+            forest = _forest(seed + t).fit(design[rows][finite], targets[finite])
+            predictions.append(forest.predict(design))
+    spread = np.array(predictions).reshape(len(predictions), len(cube.systems))
+    predicted = {system: {"rating": float(spread[:, n].mean()),
+                          "ci_low": float(np.percentile(spread[:, n], 2.5)),
+                          "ci_high": float(np.percentile(spread[:, n], 97.5)), "predicted": True}
+                 for n, system in enumerate(cube.systems) if system in unjudged and len(spread)}
+    overall = cube.design(arena)[rows]
+    ratings = fitted.rating[columns]
     loso = leave_groups_out(overall, ratings, judged, seed)
-    ablations = {ablation.name: _ablation(cube, ablation, rows, ratings, judged, seed) for ablation in ABLATIONS}
+    ablations = {ablation.name: _ablation(cube, ablation, rows, arena, ratings, judged, seed)
+                 for ablation in ABLATIONS}
     importances = _forest(seed).fit(overall, ratings).feature_importances_
     return {
         "systems": judged, "features": list(cube.features),
+        "unbounded": [s for s in fitted.models if s in cube.systems and s not in judged],
         "leave_systems_out": loso,
-        "leave_languages_out": leave_languages_out(cube, lang_ratings, seed),
-        "pairwise": _pairwise(cube, battles, judged, ratings),
-        "importances": dict(zip(cube.features, importances.tolist(), strict=True)),
+        "leave_languages_out": leave_languages_out(cube, lang_ratings, seed, arena),
+        "pairwise": _pairwise(cube, battles, judged, ratings, arena),
+        "importances": dict(zip(cube.names(), importances.tolist(), strict=True)),
         "ablations": ablations, "predicted": predicted,
     }
 
 
-def _ablation(cube: FeatureCube, ablation: Ablation, rows: list[int], ratings: np.ndarray, judged: list[str],
-              seed: int) -> dict[str, Any]:
-    """Leave-systems-out R² (with interval) on the ablation's features, or why it was not computed."""
+def _ablation(cube: FeatureCube, ablation: Ablation, rows: list[int], arena: np.ndarray, ratings: np.ndarray,
+              judged: list[str], seed: int) -> dict[str, Any]:
+    """Leave-systems-out R² (with interval) on the ablation's features (with their missing indicators), or why it
+    was not computed."""
     columns = ablation.columns(cube.features)
     kept = [cube.features[n] for n in columns]
     groups = " or ".join(ablation.groups)
@@ -218,24 +254,26 @@ def _ablation(cube: FeatureCube, ablation: Ablation, rows: list[int], ratings: n
     if len(columns) == len(cube.features):
         return {"features": kept, "r2": None, "r2_ci": None,
                 "reason": f"no {groups} feature was computed: nothing removed"}
-    result = leave_groups_out(cube.means(columns=columns)[rows], ratings, judged, seed)
+    result = leave_groups_out(cube.design(arena, columns)[rows], ratings, judged, seed)
     reason = None if result["r2"] is not None else "the judge's ratings do not vary, so R² is undefined"
     return {"features": kept, "r2": result["r2"], "r2_ci": result["r2_ci"], "reason": reason}
 
 
-def leave_languages_out(cube: FeatureCube, lang_ratings: dict[str, dict[str, float]],
-                        seed: int) -> dict[str, Any] | None:
-    """(system, language) rows: features averaged within the language, the system's rating in that language as
-    target; None with fewer than two languages rated."""
+def leave_languages_out(cube: FeatureCube, lang_ratings: dict[str, dict[str, float]], seed: int,
+                        arena: np.ndarray | None = None) -> dict[str, Any] | None:
+    """(system, language) rows: features over the language's arena queries (``arena``: weights of the cube's
+    queries, all of them by default), the system's rating in that language as target; None with fewer than two
+    languages rated."""
     langs = sorted({lang for lang, _ in cube.queries} & set(lang_ratings))
     if len(langs) < 2:
         return None
+    arena = np.ones(len(cube.queries)) if arena is None else arena
     features, targets, groups, cells = [], [], [], []
     for lang in langs:
-        means = cube.means(np.array([q[0] == lang for q in cube.queries], dtype=float))
+        design = cube.design(arena * np.array([q[0] == lang for q in cube.queries], dtype=float))
         for system, rating in sorted(lang_ratings[lang].items()):
             if system in cube.systems:
-                features.append(means[cube.systems.index(system)])
+                features.append(design[cube.systems.index(system)])
                 targets.append(rating)
                 groups.append(lang)
                 cells.append([system, lang])
@@ -243,22 +281,24 @@ def leave_languages_out(cube: FeatureCube, lang_ratings: dict[str, dict[str, flo
     return result | {"rows": cells}
 
 
-def _pairwise(cube: FeatureCube, battles: Sequence[Battle], judged: list[str], ratings: np.ndarray) -> dict[str, Any]:
-    """Battles as feature differences → win; leave-systems-out accuracy and the τ of the implied scores."""
+def _pairwise(cube: FeatureCube, battles: Sequence[Battle], judged: list[str], ratings: np.ndarray,
+              arena: np.ndarray) -> dict[str, Any]:
+    """Battles as feature differences (missing indicators included) → win; leave-systems-out accuracy and the τ
+    of the implied scores."""
     query_of = {q: n for n, q in enumerate(cube.queries)}
-    filled = np.nan_to_num(cube.values)
     rows, wins, pairs = [], [], []
     for battle in battles:
         q = query_of.get((battle.lang, battle.query_id))
         if battle.winner == "tie" or q is None or battle.model_a not in judged or battle.model_b not in judged:
             continue
         a, b = cube.systems.index(battle.model_a), cube.systems.index(battle.model_b)
-        rows.append(filled[q, a] - filled[q, b])
+        rows.append(cube.battle_row(q, a) - cube.battle_row(q, b))
         wins.append(battle.winner == "a")
         pairs.append((battle.model_a, battle.model_b))
     if len(set(wins)) < 2:
         return {"battles": len(rows), "accuracy": None, "kendall_tau": None}
     features, outcome = np.array(rows), np.array(wins)
+    design = cube.design(arena)
     correct = tested = 0
     scores = np.zeros(len(judged))
     for n, held_out in enumerate(judged):
@@ -268,6 +308,6 @@ def _pairwise(cube: FeatureCube, battles: Sequence[Battle], judged: list[str], r
         model = LogisticRegression(max_iter=1000).fit(features[~test], outcome[~test])
         correct += int((model.predict(features[test]) == outcome[test]).sum())
         tested += int(test.sum())
-        scores[n] = float(cube.means()[cube.systems.index(held_out)] @ model.coef_[0])
+        scores[n] = float(design[cube.systems.index(held_out)] @ model.coef_[0])
     return {"battles": len(rows), "accuracy": correct / tested if tested else None,
             "kendall_tau": _tau(scores, ratings)}

@@ -20,7 +20,7 @@ from pathlib import Path
 from tasks.distractors.config import DistractorConfig
 from tasks.errors import ConfigError
 from tasks.index.base import Hit, SearchIndex, read_info
-from tasks.rankers.dense import DenseRanker, top_k
+from tasks.rankers.dense import DenseRanker
 from tasks.warehouse.db import Warehouse
 
 log = logging.getLogger(__name__)
@@ -58,15 +58,16 @@ def dense_hits(
     """Each question's dense top ``k`` and the cosine of its BM25 hits too.
 
     Questions are encoded by the dense ranker's own encoder, so they are
-    normalised exactly like the document vectors it caches in the lake.
+    normalised exactly like the document vectors it caches in the lake, and
+    searched where (device, index) the ranker searches.
     """
-    ids, vectors = embedder.document_vectors(wh, lang)
+    ids, vectors = embedder.searched_vectors(wh, lang)
     position = {int(page_id): row for row, page_id in enumerate(ids)}
     results: list[DenseHits] = []
     for start in range(0, len(questions), QUERY_CHUNK):
         chunk = list(questions[start : start + QUERY_CHUNK])
         query_vectors = embedder.encode(chunk)
-        for offset, top in enumerate(top_k(query_vectors, vectors, ids, k)):
+        for offset, top in enumerate(embedder.search(wh, lang, query_vectors, k)):
             cosine = dict(top)
             for page_id, _ in bm25[start + offset]:
                 if page_id not in position:

@@ -1,8 +1,10 @@
 """The features that need a model: how well cited passages support the reasoning, and how relevant they are.
 
 - ``support_entailment`` / ``support_neutral``: every sentence of the
-  ``##Reason:`` section that cites passages is checked against each passage
-  it cites with a multilingual NLI cross-encoder (premise: the passage;
+  ``##Reason:`` section that cites passages — for a completion model whose
+  prompt opened that section, its reply up to the answer marker, never what
+  it goes on to repeat of the template (``FeatureInput.primed``) — is
+  checked against each passage it cites with a multilingual NLI cross-encoder (premise: the passage;
   hypothesis: the sentence, citations removed); the feature is the mean
   probability of entailment (of neutral) over those (sentence, passage)
   pairs.  The label of each output is read from the model's own
@@ -32,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tasks.features.deterministic import NO_RESPONSE, Value
 from tasks.features.inputs import FeatureInput
 from tasks.inference.reading import citations, reason_section, strip_citations
+from tasks.rankers.device import load_cross_encoder, resolve
 from tasks.stage import digest
 from tasks.text.languages import all_rules
 from tasks.text.sentences import split_sentences
@@ -51,9 +54,8 @@ class FeatureModels(BaseModel):
 
 @cache
 def _cross_encoder(name: str) -> Any:
-    from sentence_transformers import CrossEncoder
-
-    return CrossEncoder(name, device="cpu")
+    """Loaded where the device policy (``BABELBENCH_DEVICE``, :mod:`tasks.rankers.device`) places every model."""
+    return load_cross_encoder(name, resolve())
 
 
 def _cited(item: FeatureInput, ids: Sequence[str]) -> list[str]:
@@ -84,7 +86,7 @@ def _label_columns(model: Any) -> tuple[int, int]:
 
 def _reason_pairs(item: FeatureInput) -> list[tuple[str, str]]:
     """(premise: cited passage, hypothesis: reasoning sentence) for every citing sentence of the reasoning."""
-    reason = reason_section(item.raw_text) or ""
+    reason = reason_section(item.raw_text, item.primed) or ""
     lang = item.lang if item.lang in all_rules() else "en"
     return [(passage, strip_citations(sentence)) for sentence in split_sentences(reason, lang)
             for passage in _cited(item, citations(sentence))]

@@ -25,6 +25,7 @@ large and usually downloaded from a hub, and grades cost calls).
 from __future__ import annotations
 
 import pickle
+from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 
@@ -45,7 +46,8 @@ from tasks.warehouse.db import Warehouse
 
 FEATURES = Stage("features", 1, upstream=("inference",))
 #: bump a feature's number when what it computes changes: its cells, and only they, recompute
-VERSIONS = {name: 1 for name in (*DETERMINISTIC, *MODEL_FEATURES, *TEMPLATES)}
+VERSIONS = {name: 1 for name in (*DETERMINISTIC, *MODEL_FEATURES, *TEMPLATES)} | {
+    "support_entailment": 2, "support_neutral": 2}  # 2: a completion model's reply is its reasoning
 #: pairs per Dask task, at least: ~1 s of work in one batch, against a round trip of ~0.1 s on a local cluster
 #: (benchmarks/README.md, arena)
 CHUNK = 20_000
@@ -137,7 +139,28 @@ def compute_feature(wh: Warehouse, benchmark: str, name: str, reference_model: s
         if rows:
             cur.executemany("INSERT INTO features VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     counts = {status: sum(row[5] == status for row in rows) for status in sorted({row[5] for row in rows})}
-    return StageOutput(rows=len(rows), message=f"{name}: {counts}")
+    return StageOutput(rows=len(rows), message=f"{name}: {counts}{missing_per_system(rows)}")
+
+
+def missing_features(wh: Warehouse, benchmark: str, systems: Sequence[str] | None = None) -> dict[str, dict[str, int]]:
+    """system → feature → how many of its responses have no value for it (failed, not applicable, unsupported,
+    excluded), for the features a system misses somewhere (of ``systems``, or every system)."""
+    missing: dict[str, dict[str, int]] = {}
+    for model, feature, count in wh.query("SELECT model, feature, count(*) FROM features WHERE benchmark = ?"
+                                          " AND status <> 'ok' AND (? OR list_contains(?, model))"
+                                          " GROUP BY ALL ORDER BY ALL",
+                                          [benchmark, systems is None, sorted(systems or ())]):
+        missing.setdefault(model, {})[feature] = count
+    return missing
+
+
+def missing_per_system(rows: Sequence[Sequence]) -> str:
+    """``; no value for: sys1 3/10, …`` — each system's feature rows without a value (any status but ok) out of
+    its rows, for the systems that have such rows; empty when every system has every value."""
+    total = Counter(row[2] for row in rows)
+    missing = Counter(row[2] for row in rows if row[5] != "ok")
+    return ("; no value for: " + ", ".join(f"{system} {missing[system]}/{total[system]}" for system in sorted(missing))
+            if missing else "")
 
 
 @stage_task("features")
@@ -152,8 +175,8 @@ def features_stage(home: str, cell: str, benchmark: str, name: str, reference_mo
     read = ReadFields(values={
         "feature": name, "version": VERSIONS[name], "reference_model": reference_model, "model": used,
         "responses": rows_digest(wh, "SELECT instance_id, model, status, answer, raw_text, citations, language_status,"
-                                     " target_prob, english_prob, switched_share FROM responses WHERE benchmark = ?"
-                                     " ORDER BY ALL", [benchmark]),
+                                     " target_prob, english_prob, switched_share, template, request_hash FROM responses"
+                                     " WHERE benchmark = ? ORDER BY ALL", [benchmark]),
         "instances": rows_digest(wh, "SELECT instance_id, question, answer, documents FROM instances WHERE benchmark = ?"
                                      " ORDER BY ALL", [benchmark])})
     if name in TEMPLATES:

@@ -12,7 +12,17 @@ document language's index, the ``clir_qrels`` cells (one per direction) and
 the ``clir_collections`` row — so ``clir eval`` evaluates it like a built
 one.  A document's title is not separate in the TSV (the text starts with
 it), so imported documents carry their text alone; a query's title is its
-``src_query``.  Page ids must be integers, as Wikipedia's are.
+``src_query``.
+
+Ids are JSON strings in the format and integers (Wikipedia page ids) in the
+warehouse, so an id must be a string that reads back as itself: the decimal
+digits of a page id, without leading zeros.  A JSON number (``640`` for
+``"640"``) is not the format; ``"0640"``, ``"６４０"`` (full-width digits) or
+``"+640"`` would silently become the document ``640`` and could merge two
+documents into one.  Both are errors naming the file and line, as are a
+label outside 0–6, a query twice in one file, a document id twice in a
+documents file, and a judged document that the target language's documents
+file does not hold (its judgements would point at an empty document).
 
 Documents of a language belong to one corpus: importing into a warehouse
 that already holds a corpus in that language from elsewhere would mix two
@@ -50,6 +60,9 @@ _QRELS_FILE = re.compile(r"^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)
 
 RECIPE = "clirmatrix"
 
+_PAGE_ID = re.compile(r"0|[1-9][0-9]*")
+_LARGEST_ID = 2**63 - 1  # a BIGINT
+
 
 def collection_dir(source: Path) -> Path:
     """The collection directory: ``source`` itself, or its only subdirectory with queries files."""
@@ -73,9 +86,14 @@ def locate(source: Path, name: str | None) -> tuple[Path, str, str]:
 
 
 def _page_id(value: str, path: Path, where: str) -> int:
-    if not value.isdigit():
-        raise InputFormatError(str(path), where, f"id {value!r} is not a page id (a non-negative integer)")
-    return int(value)
+    """The page id an id string stands for, if it is that page id's own decimal text (see the module notes)."""
+    if not _PAGE_ID.fullmatch(value):
+        raise InputFormatError(str(path), where, f"id {value!r} is not a page id (a non-negative integer in ASCII"
+                                                 " digits, without leading zeros)")
+    page = int(value)
+    if page > _LARGEST_ID:
+        raise InputFormatError(str(path), where, f"id {value!r} is beyond the largest page id the warehouse holds")
+    return page
 
 
 def write(wh: Warehouse, directory: Path, name: str, langs: list[str] | None, fp: str) -> StageOutput:
@@ -86,18 +104,30 @@ def write(wh: Warehouse, directory: Path, name: str, langs: list[str] | None, fp
     chosen = set(chosen_langs(available, langs, directory))
     qrels: dict[tuple[str, str], list[tuple]] = defaultdict(list)
     titles: dict[str, dict[int, str]] = defaultdict(dict)
+    texts: dict[str, dict[int, str]] = {}
     for (src, tgt, split), path in files.items():
         if src not in chosen or tgt not in chosen:
             continue
+        docs_file = directory / "docs" / f"{tgt}.tsv"
+        if tgt not in texts:
+            texts[tgt] = _documents(docs_file)
+        held = texts[tgt]
+        queries: set[int] = set()
         for number, record in enumerate(read_qrels_jsonl(path), start=1):  # one record a line
-            query = _page_id(record.src_id, path, f"line {number}")
+            where = f"line {number}"
+            query = _page_id(record.src_id, path, where)
+            if query in queries:
+                raise InputFormatError(str(path), where, f"query {record.src_id} appears twice in the file")
+            queries.add(query)
             titles[src][query] = record.src_query
-            qrels[(src, tgt)] += [(name, src, tgt, split, query, _page_id(doc, path, f"line {number}"), label,
-                                   False) for doc, label in record.tgt_results]
+            for doc, label in record.tgt_results:
+                page = _page_id(doc, path, where)
+                if page not in held:
+                    raise InputFormatError(str(path), where, f"judged document {doc} is not in {docs_file}")
+                qrels[(src, tgt)].append((name, src, tgt, split, query, page, label, False))
     doc_langs = sorted({tgt for _, tgt in qrels})
     page_langs = sorted(set(doc_langs) | set(titles))
     _refuse_other_corpora(wh, name, page_langs)
-    texts = {lang: _documents(directory / "docs" / f"{lang}.tsv") for lang in doc_langs}
     documents = {lang: run_stage(wh, DOCUMENTS, lang, ReadFields(values={"source": _source(name), "import": fp}), {},
                                  lambda cell_fp, lang=lang: _write_documents(wh, name, lang, titles[lang],
                                                                              texts.get(lang, {}), cell_fp))
@@ -140,9 +170,12 @@ def _source(name: str) -> str:
 def _documents(path: Path) -> dict[int, str]:
     if not path.is_file():
         raise ConfigError(f"{path}: missing (every document language needs docs/<lang>.tsv)")
-    texts = {}
+    texts: dict[int, str] = {}
     for number, (doc_id, text) in enumerate(read_docs_tsv(path), 1):
-        texts[_page_id(doc_id, path, f"line {number}")] = text
+        page = _page_id(doc_id, path, f"line {number}")
+        if page in texts:
+            raise InputFormatError(str(path), f"line {number}", f"document {doc_id} appears twice")
+        texts[page] = text
     return texts
 
 

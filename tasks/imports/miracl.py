@@ -31,6 +31,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from tasks.errors import ConfigError
 from tasks.imports.common import chosen_langs, write_benchmark
@@ -41,6 +42,8 @@ from tasks.warehouse.db import Warehouse
 SETTING = "rag"
 
 RECIPE = "mirage"
+
+Key = TypeVar("Key", str, tuple[str, str])  # what a topics or qrels line must not repeat
 
 
 @dataclass(frozen=True)
@@ -83,29 +86,42 @@ def _by_lang(source: Path, kind: str, split: str) -> dict[str, Path]:
 
 
 def read_topics(path: Path) -> dict[str, str]:
-    """query id → query text."""
-    topics = {}
+    """query id → query text; a query id twice is an error (which text would be the query?)."""
+    topics: dict[str, str] = {}
+    lines: dict[str, int] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         parts = line.split("\t")
         if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
             raise ConfigError(f"{path} line {number}: expected 'query_id<TAB>query'")
-        topics[parts[0].strip()] = parts[1].strip()
+        query_id = parts[0].strip()
+        _once(lines, query_id, number, path, f"query id {query_id}")
+        topics[query_id] = parts[1].strip()
     return topics
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
-    """query id → {docid: relevance} from a TREC qrels file."""
+    """query id → {docid: relevance} from a TREC qrels file; a (query, docid) pair judged twice is an error
+    (even with the same relevance: the file is not the one its producer meant, and a later line would win)."""
     qrels: dict[str, dict[str, int]] = defaultdict(dict)
+    lines: dict[tuple[str, str], int] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         parts = line.split()
         if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
             raise ConfigError(f"{path} line {number}: expected 'query_id Q0 docid relevance' (relevance an integer)")
+        _once(lines, (parts[0], parts[2]), number, path, f"query {parts[0]} judges passage {parts[2]}")
         qrels[parts[0]][parts[2]] = int(parts[3])
     return dict(qrels)
+
+
+def _once(lines: dict[Key, int], key: Key, number: int, path: Path, what: str) -> None:
+    """Record that ``key`` is on line ``number``; an error naming both lines if it was on an earlier one."""
+    if key in lines:
+        raise ConfigError(f"{path} line {number}: {what} again (first on line {lines[key]})")
+    lines[key] = number
 
 
 def read_passages(files: tuple[Path, ...], wanted: set[str]) -> dict[str, dict[str, str]]:

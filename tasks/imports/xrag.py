@@ -17,7 +17,12 @@ article lingua places in the question's language makes the line
 ``multilingual_retrieval`` (the field list of the dataset card does not name
 the setting).  Each line gives an instance in its
 language, and a monolingual-retrieval line also one in English with the
-English question (the English baseline the release provides).  Articles are
+English question (the English baseline the release provides).  A question
+is released once per language, each line carrying the same English version
+over the same English articles: the English instance is made once, from the
+first line that carries it (an English question with the same answer and
+the same articles, in any order, is the same instance), so the English
+baseline counts each question once, not once per language.  Articles are
 shown in ``article_order`` when it is a permutation of their positions, else
 as listed.  One
 ``qa_items`` row per question keeps its type for the per-type scores.
@@ -112,13 +117,26 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
     instances: list[list[Any]] = []
     items: list[list[Any]] = []
     settings: dict[str, int] = {}
+    english: set[tuple[str, ...]] = set()  # the English instances made so far (see english_key)
+    repeated = 0
     for record in records:
         setting = setting_of(record)
         documents = json.dumps(documents_of(record), ensure_ascii=False)
         asked = [(record["language"], record["question"], record["answer"])]
         if setting == "monolingual_retrieval" and record.get("en_question") and record.get("en_answer"):
             asked.append(("en", record["en_question"], record["en_answer"]))
-        asked = [entry for entry in asked if entry[0] in chosen]
+        kept = []
+        for lang, question, answer in asked:
+            if lang not in chosen:
+                continue
+            if lang == "en":
+                key = english_key(setting, question, answer, record)
+                if key in english:
+                    repeated += 1
+                    continue
+                english.add(key)
+            kept.append((lang, question, answer))
+        asked = kept
         if not asked:
             continue
         settings[setting] = settings.get(setting, 0) + 1
@@ -129,5 +147,13 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
                       record["q_type"], None, "[]", None, "ok", None, None, f"import:{source.name}", fp])
     write_benchmark(wh, name, "xrag", chosen, source, fp, instances, items)
     per_setting = ", ".join(f"{count} {setting}" for setting, count in sorted(settings.items()))
+    shared = f"; {repeated} repeated English question(s) made once" if repeated else ""
     return StageOutput(rows=len(instances), message=f"{len(items)} questions ({per_setting}), {len(instances)} instances"
-                                                    f" in {', '.join(chosen)}")
+                                                    f" in {', '.join(chosen)}{shared}")
+
+
+def english_key(setting: str, question: str, answer: str, record: dict[str, Any]) -> tuple[str, ...]:
+    """What makes an English instance itself: its setting, question, answer and articles (as a set with their
+    roles: the lines of one question may list them in different orders)."""
+    articles = sorted(zip(record["articles"], map(str, record["is_support"]), strict=True))
+    return setting, question, answer, *(part for article in articles for part in article)

@@ -1,10 +1,15 @@
 """Which prompt an instance gets, and its request: one template per kind of setting, in the model's mode.
 
-The setting decides what the model is shown, so it decides the template:
-closed-book settings (and ECLEKTIC's hint ablations) show the question alone,
-every other setting shows its documents in their presented order — and a
-MIRAGE instance shows its passages as ``[docid] Title - text`` and asks for a
-cited ``##Reason:`` and an ``##Answer:``.  The instance row already carries
+The recipe and the setting decide what the model is shown, so they decide
+the template: closed-book settings (and ECLEKTIC's hint ablations) show the
+question alone — MKQA's with a request for the fixed abstention answer
+(:data:`~tasks.inference.refusals.ABSTENTION`), its questions may have no
+short answer; XRAG shows its articles with their dates and asks for an
+answer from them alone inside ``<answer>…</answer>``, and without articles
+(no retrieval) an answer from the model's knowledge or the abstention; other
+settings show their documents in their presented order; a MIRAGE instance
+shows its passages as ``[docid] Title - text`` and asks for a cited
+``##Reason:`` and an ``##Answer:``.  The instance row already carries
 everything (question, hint, documents), so building a benchmark and
 answering it stay separate stages.
 
@@ -22,16 +27,22 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tasks.inference.refusals import ABSTENTION
 from tasks.llm import LLMRequest, prompt_request
 from tasks.llm.registry import ModelSpec
 from tasks.text.languages import all_rules
 
 CLOSED_BOOK = "answer_closed_book"
 WITH_DOCUMENTS = "answer_with_documents"
+XRAG = "answer_xrag"
 MIRAGE = "answer_mirage"
-TEMPLATES = (CLOSED_BOOK, WITH_DOCUMENTS, MIRAGE)
-#: A base model continues the pattern after its answer; one line is the answer (a reasoned one ends at a blank line).
-COMPLETION_STOP = {CLOSED_BOOK: ("\n",), WITH_DOCUMENTS: ("\n",), MIRAGE: ("\n\n",)}
+TEMPLATES = (CLOSED_BOOK, WITH_DOCUMENTS, XRAG, MIRAGE)
+#: A base model continues the pattern after its answer; one line is the answer (a reasoned one ends at a blank
+#: line, a tagged one at its closing tag).
+COMPLETION_STOP = {CLOSED_BOOK: ("\n",), WITH_DOCUMENTS: ("\n",), XRAG: ("</answer>", "\n"), MIRAGE: ("\n\n",)}
+#: Recipes whose protocol lets a model abstain, and where: MKQA's questions may have no short answer; XRAG allows
+#: "None" in its no-retrieval setting only (its template offers it when it shows no articles).
+ABSTAINING = frozenset({"mkqa", "xrag"})
 
 
 @dataclass(frozen=True)
@@ -77,12 +88,13 @@ def instance_request(spec: ModelSpec, instance: dict[str, Any], config: Inferenc
     """(template, request) of one ``instances`` row (``recipe``, ``question``, ``lang``, ``setting``, ``documents``,
     ``prompt_hint``)."""
     documents = json.loads(instance["documents"] or "[]")
-    sampling = config.sampling(instance["recipe"])
-    # shown documents are answered from
-    template = MIRAGE if instance["recipe"] == "mirage" else WITH_DOCUMENTS if documents else CLOSED_BOOK
+    recipe = instance["recipe"]
+    sampling = config.sampling(recipe)
+    # a recipe with its own template, else: shown documents are answered from
+    template = {"mirage": MIRAGE, "xrag": XRAG}.get(recipe) or (WITH_DOCUMENTS if documents else CLOSED_BOOK)
     common = {"max_tokens": sampling.max_tokens, "temperature": sampling.temperature, "seed": config.seed,
               "stop": COMPLETION_STOP[template] if spec.mode == "completion" else None,
-              "question": instance["question"]}
+              "question": instance["question"], "abstention": ABSTENTION if recipe in ABSTAINING else None}
     if template == CLOSED_BOOK:
         hint = json.loads(instance["prompt_hint"]) if instance.get("prompt_hint") else None
         if hint and hint.get("source_lang"):
@@ -93,13 +105,15 @@ def instance_request(spec: ModelSpec, instance: dict[str, Any], config: Inferenc
 
 
 def shown_documents(documents: list[dict[str, Any]], sampling: Sampling) -> list[dict[str, str]]:
-    """Each document's id, title and text cut to the recipe's length, until the total allowance is spent."""
+    """Each document's id, title, date (its ``date``, "" when it has none) and text cut to the recipe's length,
+    until the total allowance is spent."""
     shown, left = [], sampling.total_chars
     for document in documents:
         text = (document.get("text") or "")[: sampling.doc_chars]
         if left is not None:
             text, left = text[: max(left, 0)], left - len(text)
-        shown.append({"id": document_id(document), "title": document.get("title") or "", "text": text})
+        shown.append({"id": document_id(document), "title": document.get("title") or "",
+                      "date": str(document.get("date") or ""), "text": text})
     return shown
 
 

@@ -6,19 +6,22 @@ paying where it says, and a budget-stopped or failed instance is a row with
 its status that the next run retries.  What is stored is both the raw reply
 (as in ``llm_calls``) and what was read from it — the answer section, the
 cited document ids and the response's language — so judges and metrics never re-parse replies, and a
-better reader can be applied to stored replies without paying again.
+better reader can be applied to stored replies without paying again.  A completion model's reply
+continues its prompt, so what it goes on to repeat of the prompt is not read as its reply
+(:func:`tasks.inference.reading.own_reply`): neither its answer, nor its citations, nor its language.
 """
 
 from __future__ import annotations
 
 import json
-
 from dataclasses import astuple, fields
+from functools import partial
 
 from tasks.inference.language import ResponseLanguage, response_language
 from tasks.inference.prompting import InferenceConfig, instance_request
-from tasks.inference.reading import answer_section, citations
+from tasks.inference.reading import answer_section, citations, own_reply
 from tasks.llm import BudgetLedger, CallResult, LLMClient
+from tasks.llm.backends.gold import gold_shown_to
 from tasks.llm.parsing import Parsed
 from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
@@ -28,10 +31,14 @@ STAGE = "inference"
 INSTANCE_COLUMNS = "instance_id, recipe, setting, lang, question, documents, prompt_hint"
 
 
-def read_answer(text: str) -> Parsed:
-    """The answer section of a reply; a reply with nothing in it is ``parse_failed``."""
-    answer = answer_section(text)
-    return Parsed("ok", answer) if answer else Parsed("parse_failed", None, "the reply holds no answer")
+def read_answer(text: str, primed: bool = False) -> Parsed:
+    """The answer section of a reply (``primed``: a completion model's, see :mod:`tasks.inference.reading`); a
+    reply with nothing in it, or nothing before it repeats its prompt, is ``parse_failed``."""
+    answer = answer_section(text, primed)
+    if answer:
+        return Parsed("ok", answer)
+    echoed = primed and bool(text.strip()) and not own_reply(text, primed).strip()
+    return Parsed("parse_failed", None, "the reply only repeats the prompt" if echoed else "the reply holds no answer")
 
 
 def answer_instances(
@@ -44,8 +51,11 @@ def answer_instances(
         [benchmark, setting, lang])
     spec = client.registry.get(model)
     prompts = [instance_request(spec, instance, config) for instance in instances]
-    results = client.run_sync(model, [request for _, request in prompts], stage=STAGE, budget=budget)
-    rows = [_row(benchmark, instance, model, template, result, fp)
+    requests = [request for _, request in prompts]
+    with gold_shown_to(wh, spec, benchmark, [(instance["instance_id"], ()) for instance in instances], requests):
+        results = client.run_sync(model, requests, stage=STAGE, budget=budget)
+    primed = spec.mode == "completion"  # every completion prompt ends by opening the reply's section
+    rows = [_row(benchmark, instance, model, template, result, primed, fp)
             for instance, (template, _), result in zip(instances, prompts, results, strict=True)]
     with wh.transaction() as cur:
         cur.execute("DELETE FROM responses WHERE benchmark = ? AND setting = ? AND lang = ? AND model = ?",
@@ -55,14 +65,16 @@ def answer_instances(
     return StageOutput(rows=len(rows), message=f"{len(rows)} responses: {dict(sorted(counts.items()))}")
 
 
-def _row(benchmark: str, instance: dict, model: str, template: str, result: CallResult, fp: str) -> list:
-    outcome = item_outcome(result, read_answer)
+def _row(benchmark: str, instance: dict, model: str, template: str, result: CallResult, primed: bool,
+         fp: str) -> list:
+    outcome = item_outcome(result, partial(read_answer, primed=primed))
     response = result.response
+    reply = own_reply(result.answer, primed)
     shown = frozenset(doc["lang"] for doc in json.loads(instance["documents"] or "[]") if doc.get("lang"))
-    language = response_language(result.answer, instance["lang"], shown) if outcome.status == "ok" else None
+    language = response_language(reply, instance["lang"], shown) if outcome.status == "ok" else None
     return [benchmark, instance["instance_id"], model, instance["setting"], instance["lang"], outcome.status,
             outcome.reason, response.text if response else None, outcome.value,
-            citations(result.answer) if response else [],
+            citations(reply) if response else [],
             response.input_tokens if response else None, response.output_tokens if response else None,
             response.latency_s if response else None, result.request_hash, template, fp,
             *(astuple(language) if language else [None] * len(fields(ResponseLanguage)))]

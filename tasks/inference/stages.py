@@ -6,10 +6,11 @@ from pathlib import Path
 
 from prefect.states import State
 
+from tasks.imports.responses import imported_inference
 from tasks.inference.prompting import TEMPLATES, InferenceConfig
 from tasks.inference.respond import answer_instances
 from tasks.llm import Budget, load_registry, template_hash
-from tasks.orchestration import shared_warehouse, stage_task
+from tasks.orchestration import as_task_result, shared_warehouse, stage_task
 from tasks.paid_stage import run_paid, unfinished
 from tasks.stage import ReadFields, Stage, StageRef, rows_digest
 
@@ -25,8 +26,12 @@ def model_identity(home: str, model: str) -> dict[str, str]:
 @stage_task("inference")
 def inference_stage(home: str, cell: str, benchmark: str, setting: str, lang: str, model: str, config: InferenceConfig,
                     budget: Budget, force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
-    """Every instance of the cell asked of ``model``; instances that failed or were budget-stopped are retried."""
+    """Every instance of the cell asked of ``model``; instances that failed or were budget-stopped are retried.
+    A cell of imported responses (``babelbench import responses``) is recorded as it is, without a call."""
     wh = shared_warehouse(home)
+    imported = imported_inference(wh, INFERENCE, cell, benchmark, setting, lang, model, run_id)
+    if imported is not None:  # `import responses` brought them: never called, never replaced
+        return as_task_result(imported)
     where = "benchmark = ? AND setting = ? AND lang = ?"
     read = ReadFields.of(config, *InferenceConfig.model_fields, model=model_identity(home, model),
                          templates=[template_hash(name) for name in TEMPLATES],

@@ -93,14 +93,18 @@ class _Lookup:
             " ORDER BY item_id, lang, rank", [benchmark]):
             self.distractors[(item, lang)].append((page_id, title))
         shown = set(supporting) | {(lang, page_id) for (_, lang), kept in self.distractors.items() for page_id, _ in kept}
+        articles = article_texts(wh, shown)
         self._texts = {key: article.text[: config.doc_chars] if config.doc_chars else article.text
-                       for key, article in article_texts(wh, shown).items()}
+                       for key, article in articles.items()}
+        # XRAG shows each article with its date; a document without a timestamp shows none (never "date unknown")
+        self._dates = {key: article.timestamp[:10] if article.timestamp else None for key, article in articles.items()}
 
     def text(self, lang: str, page_id: int) -> str:
         return self._texts[(lang, page_id)]
 
     def document(self, lang: str, page_id: int, title: str, role: str) -> dict[str, Any]:
-        return {"lang": lang, "page_id": page_id, "title": title, "text": self.text(lang, page_id), "role": role}
+        return {"lang": lang, "page_id": page_id, "title": title, "text": self.text(lang, page_id), "role": role,
+                "date": self._dates[(lang, page_id)]}
 
     def translated(self, item_id: str, lang: str, fields: Iterable[str]) -> dict[str, str] | None:
         """The item's fields in ``lang`` when every one passed the gate, else None."""

@@ -7,9 +7,13 @@ with the gold answer, and several of them form a panel whose majority the
 metrics take.  Judges read the stored responses, so changing a judge
 recomputes judging and metrics only.  A response that failed is not sent to
 a judge: its judgement is a ``no_response`` row, which metrics count as wrong.
-A refusal ("I don't know", in the question's language or English) is a "no"
-for both kinds, as the protocols rule, without asking the judge: a weak judge
-must not accept a non-answer, and the call is not paid for.
+An abstention — a whole answer that is the fixed abstention answer the
+prompts offer ("None") or a plain "I don't know" in the question's language
+or English (:func:`tasks.inference.refusals.is_refusal`) — is a "no" for both
+kinds, as the protocols rule, without asking the judge: a weak judge must not
+accept a non-answer, and the call is not paid for.  Anything longer goes to
+the judge, which sees the question: "Non solo Roma, ma anche Milano." is an
+answer although it holds "non so".
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.inference.refusals import is_refusal
 from tasks.llm import BudgetLedger, LLMClient, prompt_request
+from tasks.llm.backends.gold import gold_shown_to
 from tasks.llm.parsing import parse_tagged_yes_no
 from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
@@ -68,21 +73,22 @@ def judge_responses(
         " FROM responses r JOIN instances i USING (benchmark, instance_id)"
         " WHERE r.benchmark = ? AND r.setting = ? AND r.lang = ? AND r.model = ? ORDER BY r.instance_id",
         [benchmark, setting, lang, model])
-    refused = {row["instance_id"] for row in rows if row["status"] == "ok" and is_refusal(row["answer"] or "", lang)}
-    answered = [row for row in rows if row["status"] == "ok" and row["instance_id"] not in refused]
+    abstained = {row["instance_id"] for row in rows if row["status"] == "ok" and is_refusal(row["answer"], lang)}
+    answered = [row for row in rows if row["status"] == "ok" and row["instance_id"] not in abstained]
     requests = [prompt_request(spec, how.template, max_tokens=config.max_tokens, stop=(f"</{how.tag}>", "\n"),
                                question=row["question"], answer=row["answer"],
                                **{how.variable: (row["reference"] or "")[: config.reference_chars]})
                 for row in answered]
-    results = dict(zip((row["instance_id"] for row in answered),
-                       client.run_sync(judge, requests, stage=STAGE, budget=budget), strict=True))
+    with gold_shown_to(wh, spec, benchmark, [(row["instance_id"], (model,)) for row in answered], requests):
+        results = dict(zip((row["instance_id"] for row in answered),
+                           client.run_sync(judge, requests, stage=STAGE, budget=budget), strict=True))
     primed = f"<{how.tag}>" if spec.mode == "completion" else ""
     out = []
     for row in rows:
         result = results.get(row["instance_id"])
-        if row["instance_id"] in refused:
+        if row["instance_id"] in abstained:
             out.append([benchmark, row["instance_id"], model, judge, kind, "no", "ok",
-                        "a refusal: no, without asking the judge", None, None, fp])
+                        "an abstention: no, without asking the judge", None, None, fp])
             continue
         if result is None:
             out.append([benchmark, row["instance_id"], model, judge, kind, None, "no_response",

@@ -19,6 +19,9 @@
 4. transient errors and malformed replies are retried with exponential backoff
    and jitter, waiting at least what a ``Retry-After`` header asks (capped by
    the policy's ``max_delay``); permanent errors fail at once;
+   an endpoint that refuses connections ``UNREACHABLE_AFTER`` times in a row
+   is down: the model's remaining requests fail at once with "endpoint
+   unreachable" instead of each retrying with backoff (:class:`_Breaker`);
 5. the outcome is written to ``llm_calls`` as soon as the call ends, outside
    the concurrency gate; calls ending while a write is under way share the
    next transaction (:class:`_GroupCommit`), so storing never throttles the
@@ -39,11 +42,13 @@ import contextvars
 import logging
 import os
 import threading
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+import httpx
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 from tqdm import tqdm
@@ -55,7 +60,9 @@ from tasks.llm.budget import Budget, BudgetLedger, estimate_cost, estimated_toke
 from tasks.llm.cache import FinishedCall, cached_responses, request_hash, store_calls
 from tasks.llm.parsing import echo_end
 from tasks.llm.registry import ModelSpec, Registry
-from tasks.llm.types import CallResult, LLMError, LLMRequest, LLMResponse, MalformedResponseError, TransientLLMError
+from tasks.llm.types import (
+    CallResult, LLMError, LLMRequest, LLMResponse, MalformedResponseError, PermanentLLMError, TransientLLMError,
+)
 from tasks.warehouse.db import Warehouse
 
 log = logging.getLogger(__name__)
@@ -63,13 +70,97 @@ log = logging.getLogger(__name__)
 Sleep = Callable[[float], Awaitable[None]]
 T = TypeVar("T")
 _RETRYABLE = (TransientLLMError, MalformedResponseError)
+#: Refused connections in a row after which a model's endpoint counts as down.  One refusal can be a server
+#: restarting between two requests, and the first attempts of a batch fail together (``max_concurrency`` of them
+#: at once); three in a row, with no answer between them, is an endpoint that is not there.  A batch then spends
+#: about one backoff instead of every request's retries (minutes for a handful of requests).
+UNREACHABLE_AFTER = 3
+#: Seconds an open breaker fails calls before it lets one through to see whether the endpoint is back: a process
+#: that outlives a run (a worker, a notebook) then resumes calling a revived endpoint; a new process starts closed.
+REPROBE_AFTER_S = 30.0
+
+
+class EndpointUnreachableError(PermanentLLMError):
+    """The model's endpoint refused its last connections: its requests fail without a call until it is back."""
+
+
+class _Breaker:
+    """One model's circuit breaker: opens after ``UNREACHABLE_AFTER`` refused connections in a row.
+
+    Only refusals count (nothing listens, the host cannot be reached, DNS or
+    TLS fail before a request is sent): a timeout, a 429 or a 5xx comes from a
+    live server and stays a transient error retried with backoff.  Any answer
+    of the endpoint, even an error status, closes the breaker.  While open,
+    every attempt fails at once; after ``REPROBE_AFTER_S`` the next attempt is
+    sent, and one more refusal opens it again.  Used on the call loop's thread
+    only, so it needs no lock.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._refused = 0
+        self._opened_at: float | None = None
+        self._last: LLMError | None = None
+
+    def check(self) -> None:
+        """Raise :class:`EndpointUnreachableError` while the breaker is open and not yet due for a probe."""
+        if self._opened_at is None:
+            return
+        if time.monotonic() - self._opened_at < REPROBE_AFTER_S:
+            raise self._unreachable()
+        self._opened_at = None  # half open: this attempt probes, a refusal reopens at once
+        self._refused = UNREACHABLE_AFTER - 1
+
+    def answered(self) -> None:
+        self._refused = 0
+
+    def failed(self, error: LLMError) -> LLMError:
+        """Count ``error`` if it is a refused connection; the error the attempt ends with (unreachable once open)."""
+        if not _refused(error):
+            self._refused = 0
+            return error
+        self._refused += 1
+        self._last = error
+        if self._refused < UNREACHABLE_AFTER:
+            return error
+        if self._opened_at is None:
+            log.error("model %r: %d connections in a row refused; its remaining calls fail without a call (%s)",
+                      self._name, self._refused, error)
+        self._opened_at = time.monotonic()
+        return self._unreachable()
+
+    def _unreachable(self) -> EndpointUnreachableError:
+        """The same words for every request it stops, so a summary of the run's failures shows one reason."""
+        return EndpointUnreachableError(
+            f"endpoint unreachable: model {self._name!r} refused {UNREACHABLE_AFTER} connections in a row"
+            f" (last: {self._last}); its calls stop here, a later run tries again")
+
+
+def _refused(error: BaseException) -> bool:
+    """Whether ``error`` comes from a connection that could not be opened (httpx's ConnectError, an OS refusal).
+
+    The backends raise our own error from the SDK's, which keeps the HTTP
+    client's exception as its cause: the chain says what the message cannot.
+    """
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [error]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, (httpx.ConnectError, ConnectionRefusedError)):
+            return True
+        pending += [current.__cause__, current.__context__]
+    return False
 
 
 class _Limits:
-    """One model's concurrency gate and requests-/tokens-per-minute limiters (leaky buckets)."""
+    """One model's concurrency gate, requests-/tokens-per-minute limiters (leaky buckets) and circuit breaker."""
 
     def __init__(self, spec: ModelSpec) -> None:
         self.gate = asyncio.Semaphore(spec.max_concurrency)
+        self.breaker = _Breaker(spec.name)
         self._requests = AsyncLimiter(spec.rpm, 60) if spec.rpm else None
         self._tokens = AsyncLimiter(spec.tpm, 60) if spec.tpm else None
         self._tpm = spec.tpm or 0
@@ -276,6 +367,7 @@ class LLMClient:
         try:
             async for attempt in retrying:
                 with attempt:
+                    limits.breaker.check()
                     reservation = ledger.reserve(request, spec)
                     if reservation is None:
                         stopped_by_budget = True
@@ -286,9 +378,17 @@ class LLMClient:
                         response = await backend.complete(request)
                     except LLMError as failure:
                         last_failure = failure
-                        raise
+                        ended = limits.breaker.failed(failure)
+                        if ended is failure:
+                            raise
+                        raise ended from failure
                     finally:
                         ledger.settle(reservation, _usage(spec, response))
+                    limits.breaker.answered()
+        except EndpointUnreachableError as failure:
+            if not sent:  # nothing was sent: no call to record, and a rerun tries it like any failed request
+                return CallResult("failed", key, error=str(failure)), None
+            error = str(failure)
         except LLMError as failure:
             error = _reason(failure, sent)
         if stopped_by_budget:

@@ -106,11 +106,12 @@ class Registry(BaseModel):
 
 
 def default_registry() -> Registry:
-    """The local demo model and the ``abstain`` and ``extractive`` baselines: all run offline and cost nothing."""
+    """The local demo model and the model-free baselines (``abstain``, ``extractive``, ``oracle`` and the
+    ``reference-judge``, see :mod:`tasks.llm.backends.baseline`): all run offline and cost nothing."""
     local = ModelSpec(name="local", backend="llamacpp", model=PACKAGED_GEMMA, mode="completion", max_concurrency=1)
-    abstain = ModelSpec(name="abstain", backend="baseline", model="abstain", mode="chat", max_concurrency=8)
-    extractive = ModelSpec(name="extractive", backend="baseline", model="extractive", mode="chat", max_concurrency=8)
-    return Registry(models=(local, abstain, extractive), source=BUILTIN_SOURCE)
+    baselines = tuple(ModelSpec(name=name, backend="baseline", model=name, mode="chat", max_concurrency=8)
+                      for name in ("abstain", "extractive", "oracle", "reference-judge"))
+    return Registry(models=(local, *baselines), source=BUILTIN_SOURCE)
 
 
 def registry_path(home: Path | None = None) -> Path | None:

@@ -54,6 +54,10 @@ def clustered_ratio_ci(
     clusters and reweights their sums, all resamples in one matrix product.
     A mean is the ratio with denominators of 1.  A ratio whose denominator is
     0 is undefined (None); resamples with a zero denominator are left out.
+    With fewer than two clusters that carry weight (a positive denominator)
+    there is nothing to resample: every draw repeats the one cluster, so the
+    interval is undefined (None, None) rather than the point [x, x], which
+    would read as certainty.
     """
     num = np.asarray(numerators, dtype=float)
     den = np.asarray(denominators, dtype=float)
@@ -62,6 +66,8 @@ def clustered_ratio_ci(
     if num.size == 0 or den.sum() == 0:
         return None, None, None
     ratio = float(num.sum() / den.sum())
+    if np.count_nonzero(den > 0) < 2:
+        return ratio, None, None
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(num.size, np.full(num.size, 1.0 / num.size), size=n_resamples)
     totals = counts @ den

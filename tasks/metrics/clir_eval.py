@@ -1,7 +1,11 @@
 """Evaluate a ranker on a CLIR collection: rankings, per-query scores, metrics with bootstrap intervals.
 
 Everything an evaluation reports is written to the warehouse (``rankings``,
-``eval_metrics``) so any number can be recomputed with SQL.
+``eval_metrics``) so any number can be recomputed with SQL.  A metric that is
+undefined for some queries (``ndcg@10_no6`` for a query whose only relevant
+document is its own article) averages over the others: its ``n_queries`` is
+smaller than the direction's, the difference is kept as ``left_out`` and
+reported, and a direction where no query has it gets no row for it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ class EvalResult:
     eval_id: str
     metrics: list[dict] = field(default_factory=list)  # rows of eval_metrics
     per_query: list[dict] = field(default_factory=list)  # direction, query, metric → score
+    left_out: list[dict] = field(default_factory=list)  # direction, metric → queries where it is undefined
 
 
 def _qrels(wh: Warehouse, collection: str, src: str, tgt: str, split: str) -> dict[int, dict[int, int]]:
@@ -71,15 +76,24 @@ def evaluate(wh: Warehouse, collection: str, ranker: Ranker, split: str, eval_id
         if missed:
             nothing_found.append(f"{src}>{tgt}: {missed} of {len(qrels)} queries")
         for metric in METRICS:
-            values = [scores[metric][q] for q in sorted(qrels)]
+            defined = [q for q in sorted(qrels) if q in scores[metric]]
+            if len(defined) < len(qrels):
+                result.left_out.append({"src_lang": src, "tgt_lang": tgt, "metric": metric,
+                                        "n_left_out": len(qrels) - len(defined), "n_queries": len(qrels)})
+            if not defined:
+                continue
+            values = [scores[metric][q] for q in defined]
             mean, low, high = bootstrap_ci(values, n_resamples=n_resamples)
             result.metrics.append({"eval_id": eval_id, "src_lang": src, "tgt_lang": tgt, "metric": metric,
                                    "value": mean, "ci_low": low, "ci_high": high, "n_queries": len(values)})
             per_direction_means[metric].append(mean)
             result.per_query += [{"src_lang": src, "tgt_lang": tgt, "query_id": q, "metric": metric, "value": v}
-                                 for q, v in zip(sorted(qrels), values, strict=True)]
+                                 for q, v in zip(defined, values, strict=True)]
     if not per_direction_means:
         raise ConfigError(f"collection {collection!r} has no queries in split {split!r}")
+    if result.left_out:
+        log.info("left out where the metric is undefined (no relevant document besides the query's own article for"
+                 " ndcg@10_no6): %s", left_out_summary(result))
     if nothing_found:
         log.warning("%s retrieved no relevant (judged, label > 0) document in its top %d for some queries, which"
                     " score 0: %s. A lexical ranker does that where query and document languages share no terms"
@@ -95,3 +109,12 @@ def evaluate(wh: Warehouse, collection: str, ranker: Ranker, split: str, eval_id
         cur.executemany("INSERT INTO eval_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         [list(row.values()) for row in result.metrics])
     return result
+
+
+def left_out_summary(result: EvalResult) -> str:
+    """"ndcg@10_no6: en>de 2 of 3 queries; ja>de 2 of 2 queries" — the queries each metric left out."""
+    by_metric: dict[str, list[str]] = defaultdict(list)
+    for row in result.left_out:
+        by_metric[row["metric"]].append(f"{row['src_lang']}>{row['tgt_lang']} {row['n_left_out']} of"
+                                        f" {row['n_queries']} queries")
+    return "; ".join(f"{metric}: {', '.join(directions)}" for metric, directions in by_metric.items())

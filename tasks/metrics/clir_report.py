@@ -10,6 +10,7 @@ from tasks.metrics.clir_eval import ALL, EvalResult
 from tasks.tracking import mlflow_name
 
 HEATMAP_METRIC = "ndcg@10"
+NO_SELF_METRIC = "ndcg@10_no6"
 
 
 def log_to_mlflow(result: EvalResult, langs: Sequence[str]) -> None:
@@ -22,8 +23,9 @@ def log_to_mlflow(result: EvalResult, langs: Sequence[str]) -> None:
         direction = "mean" if row["src_lang"] == ALL else f"{row['src_lang']}-{row['tgt_lang']}"
         base = f"{mlflow_name(row['metric'])}.{direction}"
         metrics[base] = row["value"]
-        metrics[f"{base}.ci_low"] = row["ci_low"]
-        metrics[f"{base}.ci_high"] = row["ci_high"]
+        metrics.update({f"{base}.{bound}": row[bound] for bound in ("ci_low", "ci_high") if row[bound] is not None})
+    for row in result.left_out:  # queries a metric is undefined for, per direction
+        metrics[f"{mlflow_name(row['metric'])}.{row['src_lang']}-{row['tgt_lang']}.left_out"] = row["n_left_out"]
     mlflow.log_metrics(metrics)
     import matplotlib.pyplot as plt
 
@@ -62,10 +64,24 @@ def heatmap(result: EvalResult, langs: Sequence[str]):  # noqa: ANN201 (a matplo
 
 
 def publish_table(result: EvalResult, collection: str, ranker: str) -> None:
-    """A Prefect table artifact: one row per direction, NDCG@10 with its interval."""
-    rows = [
-        {"direction": "mean" if r["src_lang"] == ALL else f"{r['src_lang']}>{r['tgt_lang']}",
-         "ndcg@10": round(r["value"], 4), "ci95": f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]", "n": r["n_queries"]}
-        for r in result.metrics if r["metric"] == HEATMAP_METRIC
-    ]
+    """A Prefect table artifact: one row per direction, NDCG@10 with its interval, and NDCG@10 without the own
+    article with the number of queries it leaves out (those with no other relevant document)."""
+    without_self = {(r["src_lang"], r["tgt_lang"]): r["value"] for r in result.metrics if r["metric"] == NO_SELF_METRIC}
+    left_out = {(r["src_lang"], r["tgt_lang"]): r["n_left_out"] for r in result.left_out
+                if r["metric"] == NO_SELF_METRIC}
+    left_out[(ALL, ALL)] = sum(left_out.values())
+    rows = []
+    for r in result.metrics:
+        if r["metric"] != HEATMAP_METRIC:
+            continue
+        direction = (r["src_lang"], r["tgt_lang"])
+        no_self = without_self.get(direction)
+        rows.append({"direction": "mean" if r["src_lang"] == ALL else f"{r['src_lang']}>{r['tgt_lang']}",
+                     "ndcg@10": round(r["value"], 4), "ci95": _interval(r["ci_low"], r["ci_high"]), "n": r["n_queries"],
+                     NO_SELF_METRIC: "n/a" if no_self is None else round(no_self, 4),
+                     f"{NO_SELF_METRIC} left out": left_out.get(direction, 0)})
     create_table_artifact(table=rows, key="babelbench-clir-eval", description=f"{ranker} on {collection}")
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "n/a" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"

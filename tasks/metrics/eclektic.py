@@ -10,7 +10,8 @@ Both are pooled over all pairs (not averaged per language pair), and their
 95% intervals resample questions, the unit that was sampled.  Source
 accuracy is pooled over the same pairs (the share whose source answer was
 accepted), so that overall success ÷ transfer = source accuracy holds
-however many targets each question has.
+however many targets each question has.  Every share is a percentage (0–100),
+the scale of every recipe's leaderboard.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from tasks.errors import ConfigError
 from tasks.json_lines import read_json_lines
 from tasks.metrics.bootstrap import clustered_ratio_ci
+from tasks.metrics.score import as_percent
 
 
 @dataclass(frozen=True)
@@ -76,23 +78,44 @@ def _cell(questions: Iterable[_Question], target: str | None = None) -> tuple[li
     return successes, pairs, source_ok
 
 
-def _ratio(numerator: int, denominator: int) -> float | None:
-    return numerator / denominator if denominator else None
+def _percent(numerator: int, denominator: int) -> float | None:
+    return 100.0 * numerator / denominator if denominator else None
+
+
+def _matrix_means(matrix: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The spec's averages of the source × target matrix, each metric with and without the diagonal.
+
+    Unweighted means of the defined cells (a cell with an empty denominator has no value and is left out),
+    so every language pair weighs the same whatever its number of pairs; ``n`` is the cells averaged.
+    """
+    means: dict[str, dict[str, dict[str, Any]]] = {}
+    for metric in ("overall_success", "transfer"):
+        means[metric] = {}
+        for name, diagonal in (("with_diagonal", True), ("without_diagonal", False)):
+            values = [cell[metric] for source, row in matrix.items() for target, cell in row.items()
+                      if cell[metric] is not None and (diagonal or target != source)]
+            means[metric][name] = {"value": sum(values) / len(values) if values else None, "n": len(values)}
+    return means
 
 
 def eclektic_scores(rows: Iterable[Judged], *, seed: int = 0, resamples: int = 1000) -> dict[str, Any]:
-    """Overall success, transfer, source accuracy, the source × target matrix and question-clustered intervals.
+    """Overall success, transfer, source accuracy (percentages), the source × target matrix with its averages,
+    and question-clustered intervals.
 
-    Matrix cells hold ``overall_success``, ``transfer`` and ``n`` (pairs); the
-    diagonal cell of a source language holds its questions' source accuracy
-    as ``overall_success`` (a pair of a language with itself succeeds when
-    the source answer is accepted) and ``transfer`` 1.0 when any was.
+    ``n_pairs`` is the pairs (the denominator of overall success and source accuracy), ``n_transfer`` the pairs
+    whose source answer was accepted (the denominator of transfer).  Matrix cells hold ``overall_success``,
+    ``transfer``, ``n`` (pairs) and ``n_transfer``; the diagonal cell of a source language holds its questions'
+    source accuracy as ``overall_success`` (a pair of a language with itself succeeds when the source answer is
+    accepted, ``n`` its questions) and ``transfer`` 100 when any was.  ``matrix_means`` averages the cells per
+    metric with and without the diagonal (:func:`_matrix_means`).
     """
     questions = _questions(rows)
     successes, pairs, source_ok = _cell(questions.values())
-    n_pairs = sum(pairs)
-    overall, overall_low, overall_high = clustered_ratio_ci(successes, pairs, n_resamples=resamples, seed=seed)
-    transfer, transfer_low, transfer_high = clustered_ratio_ci(successes, source_ok, n_resamples=resamples, seed=seed)
+    n_pairs, n_transfer = sum(pairs), sum(source_ok)
+    overall, overall_low, overall_high = as_percent(
+        clustered_ratio_ci(successes, pairs, n_resamples=resamples, seed=seed))
+    transfer, transfer_low, transfer_high = as_percent(
+        clustered_ratio_ci(successes, source_ok, n_resamples=resamples, seed=seed))
     by_source: dict[str, list[_Question]] = defaultdict(list)
     for question in questions.values():
         by_source[question.source].append(question)
@@ -100,14 +123,15 @@ def eclektic_scores(rows: Iterable[Judged], *, seed: int = 0, resamples: int = 1
     for source, group in sorted(by_source.items()):
         targets = sorted({lang for q in group for lang in q.targets})
         accepted = sum(q.source_ok for q in group)
-        matrix[source] = {source: {"overall_success": accepted / len(group), "transfer": 1.0 if accepted else None,
-                                   "n": len(group)}}
+        matrix[source] = {source: {"overall_success": _percent(accepted, len(group)),
+                                   "transfer": 100.0 if accepted else None, "n": len(group), "n_transfer": accepted}}
         for target in targets:
             s, p, o = (sum(v) for v in _cell(group, target))
-            matrix[source][target] = {"overall_success": _ratio(s, p), "transfer": _ratio(s, o), "n": p}
+            matrix[source][target] = {"overall_success": _percent(s, p), "transfer": _percent(s, o), "n": p,
+                                      "n_transfer": o}
     return {
-        "overall_success": overall, "transfer": transfer,
-        "source_accuracy": _ratio(sum(source_ok), n_pairs), "n_pairs": n_pairs, "matrix": matrix,
+        "overall_success": overall, "transfer": transfer, "source_accuracy": _percent(n_transfer, n_pairs),
+        "n_pairs": n_pairs, "n_transfer": n_transfer, "matrix": matrix, "matrix_means": _matrix_means(matrix),
         "ci": {"overall_success": [overall_low, overall_high], "transfer": [transfer_low, transfer_high]},
     }
 

@@ -2,31 +2,35 @@
 
 Each recipe has a scorer reading the warehouse and returning
 :class:`~tasks.metrics.score.Score` values; this module writes them as one
-model's rows of ``leaderboard``, with the mode that produced them and the
-judges whose verdicts counted.  Several judges form a panel: a response is
-correct when more of them said yes than no.
+model's rows of ``leaderboard``, with the mode that produced them, the
+judges whose verdicts counted, and the slice's response counts (answered,
+failed, judge_failed).  Several judges form a panel: a response is correct
+when a strict majority of the whole configured panel said yes
+(:mod:`tasks.metrics.panel`).  A response that failed is never dropped and
+never an abstention: it is incorrect in every headline metric, and counted.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 from typing import Literal
 
-import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.errors import ConfigError
-from tasks.metrics import mkqa_improved, mkqa_official
-from tasks.metrics.bootstrap import clustered_ratio_ci
 from tasks.metrics.eclektic import Judged, eclektic_scores
-from tasks.metrics.mkqa_data import GoldAnswer, GoldExample, Prediction
-from tasks.metrics.score import ALL, Score
-from tasks.metrics.xrag import PanelRow, majority, xrag_scores
+from tasks.metrics.mkqa_leaderboard import mkqa_scorer
+from tasks.metrics.panel import JudgeFailures, panel_decision
+from tasks.metrics.score import ALL, Score, Tally
+from tasks.metrics.xrag import PanelRow, xrag_scores
 from tasks.stage import StageOutput
 from tasks.text.language_id import lingua_code, lingua_supports
 from tasks.warehouse.db import Warehouse
 
+#: The columns of ``leaderboard`` in the order :func:`score_model` writes them.
+LEADERBOARD_COLUMNS = ("benchmark", "setting", "lang", "subset", "model", "metric", "value", "ci_low", "ci_high", "n",
+                       "mode", "judges", "fingerprint", "answered", "failed", "judge_failed")
 #: The metric each recipe's protocol leads with.
 HEADLINE = {"eclektic": "overall_success", "xrag": "accuracy", "mkqa": "f1"}
 
@@ -40,20 +44,53 @@ class ScoringConfig(BaseModel):
     seed: int = Field(0, description="Seed of the bootstrap.")
     mkqa_mode: Literal["improved", "official"] = Field(
         "improved", description="MKQA scoring: improved (for generative models) or official (the paper's scorer).")
+    judge_failures: JudgeFailures = Field(
+        "incorrect", description="An answer whose verdict is missing (a judge's call failed, its reply was"
+        " unreadable, the budget stopped it) and would decide it: incorrect (default), or exclude it from the"
+        " metric's denominator. Counted as judge_failed either way.")
 
 
 Scorer = Callable[[Warehouse, str, str, list[str], ScoringConfig], tuple[list[Score], str]]
 
 
 def _judged_responses(wh: Warehouse, benchmark: str, model: str, judges: list[str]) -> list[dict]:
-    """Every response of ``model`` with its instance and the listed judges' verdicts."""
-    return wh.query_dicts(
-        "SELECT i.item_id, i.source_lang, i.lang, i.setting, r.status, r.answer, r.language_status, r.detected_lang,"
-        " coalesce(list(j.verdict ORDER BY j.judge) FILTER (j.judge IS NOT NULL), []) AS verdicts"
+    """Every response of ``model`` with its instance and the panel's verdicts, one per judge of ``judges`` in
+    name order (None where that judge gave none: failed, unreadable, stopped by the budget, or never asked),
+    ``answered`` (status ok) and ``judge_failed`` (answered, and some judge's verdict is missing)."""
+    panel = sorted(judges)
+    rows = wh.query_dicts(
+        "SELECT i.item_id, i.source_lang, i.lang, i.setting, r.status, r.language_status, r.detected_lang,"
+        " coalesce(list(struct_pack(judge := j.judge, verdict := j.verdict)) FILTER (j.judge IS NOT NULL), [])"
+        "   AS given"
         " FROM responses r JOIN instances i USING (benchmark, instance_id)"
         " LEFT JOIN judgements j ON j.benchmark = r.benchmark AND j.instance_id = r.instance_id AND j.model = r.model"
         "   AND list_contains(?, j.judge)"
-        " WHERE r.benchmark = ? AND r.model = ? GROUP BY ALL ORDER BY ALL", [judges, benchmark, model])
+        " WHERE r.benchmark = ? AND r.model = ? GROUP BY ALL ORDER BY i.item_id, i.setting, i.lang",
+        [panel, benchmark, model])
+    for row in rows:
+        given = {entry["judge"]: entry["verdict"] for entry in row.pop("given")}
+        row["verdicts"] = tuple(given.get(judge) for judge in panel)
+        row["answered"] = row["status"] == "ok"
+        row["judge_failed"] = row["answered"] and None in row["verdicts"]
+    return rows
+
+
+def _tally(rows: Iterable[dict]) -> Tally:
+    return Tally.of((row["answered"], row["judge_failed"]) for row in rows)
+
+
+def _decision(row: dict) -> bool | None:
+    """The panel's decision on a response: a failed response is incorrect; None when missing verdicts decide."""
+    return panel_decision(row["verdicts"]) if row["answered"] else False
+
+
+def _judge_failures_note(rows: Iterable[dict], judge_failures: JudgeFailures) -> str:
+    failed = sum(row["judge_failed"] for row in rows)
+    if not failed:
+        return ""
+    rule = ("left out of the denominators where it decides (--judge-failures exclude)" if judge_failures == "exclude"
+            else "not a yes")
+    return f"; {failed} answer(s) lack a judge's verdict (incomplete panel): a missing verdict is {rule}"
 
 
 def eclektic_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
@@ -64,7 +101,10 @@ def eclektic_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str]
     question evaluated without it cannot form pairs and is left out (said in the message).  Source accuracy is
     pooled over the pairs, like the file scorer's; ``source_question_accuracy`` is the closed-book share of
     questions answered right in their source language, paired or not.  The source × target matrix is stored
-    as rows whose ``subset`` is ``source:<lang>`` and whose ``lang`` is the target.
+    as rows whose ``subset`` is ``source:<lang>`` and whose ``lang`` is the target (the diagonal included), and
+    its averages as rows of ``subset`` ``matrix:with_diagonal`` and ``matrix:without_diagonal`` (``n``: cells).
+    A failed response is a "no"; an answer whose judge gave no verdict is a "no" too, or, with
+    ``judge_failures: exclude``, left out with every pair it belongs to (a source answer takes its pairs along).
     """
     rows = _judged_responses(wh, benchmark, model, judges)
     sources = {r["item_id"]: r for r in rows if r["setting"] == "closed_book" and r["lang"] == r["source_lang"]}
@@ -75,111 +115,126 @@ def eclektic_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str]
     orphans = {r["item_id"] for targets in by_setting.values() for r in targets} - set(sources)
     scores: list[Score] = []
     if sources:
-        accepted = [majority(r["verdicts"]) for r in sources.values()]
-        scores.append(Score("closed_book", ALL, ALL, "source_question_accuracy", sum(accepted) / len(accepted),
-                            None, None, len(accepted)))
+        kept = [d for d in map(_decision, sources.values()) if d is not None or config.judge_failures == "incorrect"]
+        accuracy = 100.0 * sum(d is True for d in kept) / len(kept) if kept else None
+        scores.append(Score("closed_book", ALL, ALL, "source_question_accuracy", accuracy, None, None,
+                            len(kept)).counted(_tally(sources.values())))
         by_setting.setdefault("closed_book", [])  # its rows say "undefined" when no question has pairs
     for setting, targets in sorted(by_setting.items()):
-        paired = {r["item_id"] for r in targets} & set(sources)
-        judged = [_judged(r) for r in targets if r["item_id"] in sources]
-        judged += [_judged(sources[item]) for item in (set(sources) if setting == "closed_book" else paired)]
-        if judged:
-            scores += _eclektic_setting(setting, judged, config)
+        paired = [r for r in targets if r["item_id"] in sources]
+        items = set(sources) if setting == "closed_book" else {r["item_id"] for r in paired}
+        members = paired + [sources[item] for item in sorted(items)]
+        if members:
+            scores += _eclektic_setting(setting, members, config)
     note = f"; {len(orphans)} question(s) without a source-language answer left out" if orphans else ""
-    return scores, note
+    return scores, note + _judge_failures_note(rows, config.judge_failures)
 
 
-def _eclektic_setting(setting: str, judged: list[Judged], config: ScoringConfig) -> list[Score]:
-    """One setting's pooled scores over all targets and per target, and its source × target matrix."""
+def _slice_rows(members: list[dict], target: str, source: str = ALL) -> list[dict]:
+    """The responses a slice reads: its target answers (restricted to questions from ``source``) with their
+    questions' source answers; every response for the ``ALL`` target; the source answers alone on the diagonal."""
+    if target == ALL:
+        return members
+    if target == source:
+        return [r for r in members if r["lang"] == r["source_lang"] == source]
+    targets = [r for r in members if r["lang"] == target != r["source_lang"] and source in (ALL, r["source_lang"])]
+    items = {r["item_id"] for r in targets}
+    return targets + [r for r in members if r["lang"] == r["source_lang"] and r["item_id"] in items]
+
+
+def _kept(rows: list[dict], judge_failures: JudgeFailures) -> list[Judged]:
+    """The slice's answers as judged: undecided ones are "no", or left out with ``exclude`` (a question whose
+    source answer is left out has no pairs: all its answers go)."""
+    decided = {(r["item_id"], r["lang"]): _decision(r) for r in rows}
+    if judge_failures == "exclude":
+        lost = {r["item_id"] for r in rows if r["lang"] == r["source_lang"] and decided[(r["item_id"], r["lang"])] is None}
+        rows = [r for r in rows if decided[(r["item_id"], r["lang"])] is not None and r["item_id"] not in lost]
+    return [Judged(r["item_id"], r["source_lang"], r["lang"], decided[(r["item_id"], r["lang"])] is True) for r in rows]
+
+
+def _eclektic_setting(setting: str, members: list[dict], config: ScoringConfig) -> list[Score]:
+    """One setting's pooled scores over all targets and per target, its source × target matrix and its means."""
     scores: list[Score] = []
-    for lang in [ALL, *sorted({r.lang for r in judged if r.lang != r.source_lang})]:
-        subset = judged if lang == ALL else [r for r in judged if r.lang in (lang, r.source_lang)]
-        result = eclektic_scores(subset, seed=config.seed, resamples=config.resamples)
+    for lang in [ALL, *sorted({r["lang"] for r in members if r["lang"] != r["source_lang"]})]:
+        subset = _slice_rows(members, lang)
+        tally = _tally(subset)
+        result = eclektic_scores(_kept(subset, config.judge_failures), seed=config.seed, resamples=config.resamples)
         ci = result["ci"]
         scores.append(Score(setting, lang, ALL, "overall_success", result["overall_success"],
-                            *ci["overall_success"], result["n_pairs"]))
-        scores.append(Score(setting, lang, ALL, "transfer", result["transfer"], *ci["transfer"], result["n_pairs"]))
-        if lang == ALL:
-            scores.append(Score(setting, ALL, ALL, "source_accuracy", result["source_accuracy"], None, None,
-                                result["n_pairs"]))
-            scores += [Score(setting, target, f"source:{source}", metric, cell[metric], None, None, cell["n"])
-                       for source, row in result["matrix"].items() for target, cell in row.items() if target != source
-                       for metric in ("overall_success", "transfer")]
+                            *ci["overall_success"], result["n_pairs"]).counted(tally))
+        scores.append(Score(setting, lang, ALL, "transfer", result["transfer"], *ci["transfer"],
+                            result["n_transfer"]).counted(tally))
+        if lang != ALL:
+            continue
+        scores.append(Score(setting, ALL, ALL, "source_accuracy", result["source_accuracy"], None, None,
+                            result["n_pairs"]).counted(tally))
+        for source, row in result["matrix"].items():
+            for target, cell in row.items():
+                cell_tally = _tally(_slice_rows(members, target, source))
+                scores += [Score(setting, target, f"source:{source}", metric, cell[metric], None, None,
+                                 cell["n" if metric == "overall_success" else "n_transfer"]).counted(cell_tally)
+                           for metric in ("overall_success", "transfer")]
+        scores += [Score(setting, ALL, f"matrix:{name}", metric, mean["value"], None, None, mean["n"]).counted(tally)
+                   for metric, means in result["matrix_means"].items() for name, mean in means.items()]
     return scores
-
-
-def _judged(row: dict) -> Judged:
-    return Judged(row["item_id"], row["source_lang"], row["lang"], majority(row["verdicts"]))
 
 
 def xrag_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
                 config: ScoringConfig) -> tuple[list[Score], str]:
-    """Accuracy (panel majority and the question's language) and the wrong-language share, per slice."""
+    """Accuracy (panel majority and the question's language), the wrong-language share and the answers whose
+    language went unchecked, per slice; ``all`` pools the non-English languages (English is the baseline row)."""
     qtypes = dict(wh.query("SELECT item_id, qtype FROM qa_items WHERE benchmark = ?", [benchmark]))
-    panel = [PanelRow(r["item_id"], r["setting"], r["lang"], qtypes.get(r["item_id"]), tuple(r["verdicts"]),
-                      _language_ok(r)) for r in _judged_responses(wh, benchmark, model, judges)]
+    rows = _judged_responses(wh, benchmark, model, judges)
+    panel = [PanelRow(r["item_id"], r["setting"], r["lang"], qtypes.get(r["item_id"]), r["verdicts"], _language_ok(r),
+                      r["answered"]) for r in rows]
     unsupported = sorted({r.lang for r in panel if r.language_ok is None and not lingua_supports(r.lang)})
     note = f"; language check not applied to {', '.join(unsupported)} (lingua cannot detect it)" if unsupported else ""
-    return xrag_scores(panel, seed=config.seed, resamples=config.resamples), note
+    unchecked = sum(r.answered and r.language_ok is None for r in panel)
+    if unchecked:
+        note += (f"; {unchecked} answer(s) whose language was not checked (too short or ambiguous by script, or a"
+                 " language lingua does not know): judged by the panel alone, counted as unchecked")
+    scores = xrag_scores(panel, seed=config.seed, resamples=config.resamples, judge_failures=config.judge_failures)
+    return scores, note + _judge_failures_note(rows, config.judge_failures)
 
 
 def _language_ok(response: dict) -> bool | None:
-    """Whether lingua sees the question's language in the response, as stored with it (``responses``);
-    None when it was not checked (a failed response, a language lingua does not know, too few letters)."""
+    """Whether the response is in the question's language, as stored with it (``responses``): decided only when
+    its ``language_status`` is ok; None when it was not checked (a failed response, a language lingua does not
+    know, an answer too short or ambiguous by script: ``unchecked``, ``too_short``, ``unsupported``)."""
     if response["status"] != "ok" or response["language_status"] != "ok":
         return None
     return response["detected_lang"] == lingua_code(response["lang"])
 
 
-def mkqa_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
-                config: ScoringConfig) -> tuple[list[Score], str]:
-    """EM and F1 (0–100) per locale and pooled, against each instance's gold answers.
-
-    The improved mode scores each answer on its own, so its intervals resample examples (an example's
-    locales together); the official mode's threshold sweep scores a language as a whole, so its values
-    come without intervals.  A failed response counts as no answer.
-    """
-    rows = wh.query_dicts(
-        "SELECT i.item_id, i.setting, i.lang, i.gold, r.status, r.answer FROM responses r"
-        " JOIN instances i USING (benchmark, instance_id) WHERE r.benchmark = ? AND r.model = ? ORDER BY ALL",
-        [benchmark, model])
-    cells: dict[tuple[str, str], tuple[list[GoldExample], dict[str, Prediction]]] = defaultdict(lambda: ([], {}))
-    for row in rows:
-        gold, predictions = cells[(row["setting"], row["lang"])]
-        answers = msgspec.json.decode(row["gold"] or "[]", type=tuple[GoldAnswer, ...])
-        gold.append(GoldExample(row["item_id"], "", {row["lang"]: ""}, {row["lang"]: answers}))
-        predictions[row["item_id"]] = Prediction(row["answer"] if row["status"] == "ok" else None)
-    scores: list[Score] = []
-    if config.mkqa_mode == "official":
-        for (setting, lang), (gold, predictions) in sorted(cells.items()):
-            metrics = mkqa_official.score_language(gold, predictions, lang)
-            scores += [Score(setting, lang, ALL, "em", metrics["best_em"], None, None, len(gold)),
-                       Score(setting, lang, ALL, "f1", metrics["best_f1"], None, None, len(gold))]
-        return scores, ""
-    per_setting: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
-    for (setting, lang), (gold, predictions) in sorted(cells.items()):
-        results = [mkqa_improved.example_scores(predictions[e.example_id], e, lang)[:2] for e in gold]
-        for example, result in zip(gold, results, strict=True):
-            per_setting[setting][example.example_id].append(result)
-        scores += _mkqa_means(setting, lang, [[r] for r in results], config)
-    for setting, by_example in sorted(per_setting.items()):
-        scores += _mkqa_means(setting, ALL, list(by_example.values()), config)
-    return scores, ""
-
-
-def _mkqa_means(setting: str, lang: str, clusters: list[list[tuple[float, float]]], config: ScoringConfig) -> list[Score]:
-    """Mean EM and F1 ×100 over answers, with intervals resampling the clusters (examples)."""
-    sizes = [len(cluster) for cluster in clusters]
-    scores = []
-    for metric, index in (("em", 0), ("f1", 1)):
-        sums = [sum(result[index] for result in cluster) for cluster in clusters]
-        value, low, high = clustered_ratio_ci(sums, sizes, n_resamples=config.resamples, seed=config.seed)
-        scores.append(Score(setting, lang, ALL, metric, *(None if v is None else 100.0 * v for v in (value, low, high)),
-                            sum(sizes)))
-    return scores
-
-
 SCORERS: dict[str, Scorer] = {"eclektic": eclektic_scorer, "xrag": xrag_scorer, "mkqa": mkqa_scorer}
+
+
+def _counted(scores: list[Score], wh: Warehouse, benchmark: str, model: str, judges: list[str]) -> list[Score]:
+    """Scores with their slice's response counts: a scorer that did not fill them (one whose slices are plain
+    setting × language cells, such as MKQA's) gets the counts of the model's responses in the setting and the
+    language (every language of the setting for ``all``)."""
+    if all(s.answered is not None for s in scores):
+        return scores
+    cells: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in _judged_responses(wh, benchmark, model, judges):
+        cells[(row["setting"], row["lang"])].append(row)
+        cells[(row["setting"], ALL)].append(row)
+    return [s if s.answered is not None else s.counted(_tally(cells.get((s.setting, s.lang), []))) for s in scores]
+
+
+def failed_responses(wh: Warehouse, benchmark: str, model: str, cells: list[tuple[str, str]] | None = None) -> str | None:
+    """"12 of 40 responses failed (call_failed: endpoint unreachable)" for ``model``'s responses in ``cells``
+    ((setting, language) pairs; all when None), naming the commonest failure; None when none failed."""
+    rows = [(status, reason) for setting, lang, status, reason in wh.query(
+        "SELECT setting, lang, status, reason FROM responses WHERE benchmark = ? AND model = ?", [benchmark, model])
+        if cells is None or (setting, lang) in cells]
+    failures = Counter(f"{status}: {reason}" if reason else status for status, reason in rows if status != "ok")
+    if not failures:
+        return None
+    (commonest, count), = failures.most_common(1)
+    others = sum(failures.values()) - count
+    return (f"{sum(failures.values())} of {len(rows)} responses failed ({commonest}"
+            f"{f'; {others} other failure(s)' if others else ''})")
 
 
 def score_model(wh: Warehouse, benchmark: str, recipe: str, model: str, judges: list[str], config: ScoringConfig,
@@ -188,14 +243,17 @@ def score_model(wh: Warehouse, benchmark: str, recipe: str, model: str, judges: 
     if recipe not in SCORERS:
         raise ConfigError(f"no scorer for recipe {recipe!r} (scorers: {', '.join(sorted(SCORERS))})")
     scores, note = SCORERS[recipe](wh, benchmark, model, judges, config)
+    scores = _counted(scores, wh, benchmark, model, judges)
     mode = config.mkqa_mode if recipe == "mkqa" else "protocol"
     rows = [[benchmark, s.setting, s.lang, s.subset, model, s.metric, s.value, s.ci_low, s.ci_high, s.n, mode,
-             sorted(judges), fp] for s in scores]
+             sorted(judges), fp, s.answered, s.failed, s.judge_failed] for s in scores]
     with wh.transaction() as cur:
         cur.execute("DELETE FROM leaderboard WHERE benchmark = ? AND model = ?", [benchmark, model])
         if rows:
-            cur.executemany("INSERT INTO leaderboard VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            cur.executemany(f"INSERT INTO leaderboard ({', '.join(LEADERBOARD_COLUMNS)}) VALUES"
+                            f" ({', '.join('?' * len(LEADERBOARD_COLUMNS))})", rows)
     headline = next((s for s in scores if s.metric == HEADLINE[recipe] and s.lang == ALL and s.subset == ALL), None)
     shown = f"{HEADLINE[recipe]} {headline.value:.3f}" if headline and headline.value is not None else "no headline"
+    failed = failed_responses(wh, benchmark, model)
     return StageOutput(rows=len(rows), message=f"{len(rows)} scores; {shown} ({headline.setting if headline else '-'})"
-                                                f"{note}")
+                                                f"{f'; {failed}' if failed else ''}{note}")

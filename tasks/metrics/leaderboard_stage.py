@@ -16,7 +16,7 @@ from prefect.states import State
 from tasks.inference.prompting import TEMPLATES
 from tasks.judging.pointwise import KINDS
 from tasks.llm import template_hash
-from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, score_model
+from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, failed_responses, score_model
 from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.reporting import artifact_key
 from tasks.stage import ReadFields, Stage, StageRef, digest, run_stage
@@ -24,7 +24,11 @@ from tasks.tracking import TrackedRun, mlflow_name
 from tasks.version import code_version
 from tasks.warehouse.db import Warehouse
 
-SCORING = Stage("scoring", 2, upstream=("judging", "inference"))
+#: The response counts every leaderboard row carries (``tasks.metrics.score.Tally``).
+COUNT_COLUMNS = ("answered", "failed", "judge_failed")
+# 3: failed responses and missing verdicts counted, the whole panel's majority, XRAG's pooled languages without
+# English, ECLEKTIC in percent with transfer denominators, no interval from one cluster
+SCORING = Stage("scoring", 3, upstream=("judging", "inference"))
 
 
 @stage_task("scoring")
@@ -34,8 +38,8 @@ def scoring_stage(home: str, cell: str, benchmark: str, recipe: str, model: str,
     """The leaderboard rows of one model on one benchmark."""
     wh = shared_warehouse(home)
     read = ReadFields.of(config, *ScoringConfig.model_fields, recipe=recipe, judges=sorted(judges), rows=digest([
-        wh.query("SELECT instance_id, status, answer FROM responses WHERE benchmark = ? AND model = ? ORDER BY ALL",
-                 [benchmark, model]),
+        wh.query("SELECT instance_id, status, reason, answer, language_status, detected_lang FROM responses"
+                 " WHERE benchmark = ? AND model = ? ORDER BY ALL", [benchmark, model]),
         wh.query("SELECT instance_id, judge, verdict, status FROM judgements WHERE benchmark = ? AND model = ?"
                  " AND list_contains(?, judge) ORDER BY ALL", [benchmark, model, judges]),
     ]))
@@ -49,8 +53,8 @@ def leaderboard_rows(wh: Warehouse, benchmark: str, models: list[str] | None = N
     """The benchmark's leaderboard, best model first within each (setting, language, subset, metric)."""
     where = " AND list_contains(?, model)" if models else ""
     return wh.query_dicts(
-        "SELECT benchmark, setting, lang, subset, model, metric, value, ci_low, ci_high, n, mode, judges"
-        " FROM leaderboard"
+        "SELECT benchmark, setting, lang, subset, model, metric, value, ci_low, ci_high, n, answered, failed,"
+        " judge_failed, mode, judges FROM leaderboard"
         f" WHERE benchmark = ?{where}"
         " ORDER BY setting, lang = 'all' DESC, lang, subset = 'all' DESC, subset, metric, value DESC NULLS LAST, model",
         [benchmark, models] if models else [benchmark])
@@ -67,13 +71,22 @@ def report_evaluation(wh: Warehouse, benchmark: str, models: list[str], run: Tra
                               description=f"Leaderboard of {benchmark}: pooled over languages, 95% intervals")
     for row in headline:
         print(f"{benchmark} {row['setting']:<26} {row['model']:<16} {row['metric']:<16} {_shown(row)}")
+    for model in models:
+        failed = failed_responses(wh, benchmark, model)
+        if failed:
+            print(f"{benchmark} model {model}: {failed}")
 
 
 def _shown(row: dict[str, Any]) -> str:
     if row["value"] is None:
         return "undefined"
-    interval = f" [{row['ci_low']:.3f}, {row['ci_high']:.3f}]" if row["ci_low"] is not None else ""
-    return f"{row['value']:.3f}{interval} (n={row['n']}, {row['mode']})"
+    interval = f" [{row['ci_low']:.3f}, {row['ci_high']:.3f}]" if row["ci_low"] is not None else " [n/a]"
+    return f"{row['value']:.3f}{interval} (n={row['n']}, {_counts(row)}, {row['mode']})"
+
+
+def _counts(row: dict[str, Any]) -> str:
+    """What a value stands on, as one phrase: "answered 38, failed 2, judge_failed 1"."""
+    return ", ".join(f"{name} {'-' if row[name] is None else row[name]}" for name in COUNT_COLUMNS)
 
 
 def _log_model_run(wh: Warehouse, benchmark: str, model: str, rows: list[dict[str, Any]]) -> None:
@@ -84,13 +97,16 @@ def _log_model_run(wh: Warehouse, benchmark: str, model: str, rows: list[dict[st
     with mlflow.start_run(run_name=f"{benchmark}-{model}", nested=True):
         mlflow.set_tags({"babelbench.benchmark": benchmark, "babelbench.model": model})
         mlflow.log_params({"model": model, "judges": ",".join(judges) or "-", "code_version": code_version(),
+                           "failed_responses": failed_responses(wh, benchmark, model) or "none",
                            **{f"template.{name}": template_hash(name)[:12] for name in TEMPLATES},
                            **{f"template.{kind.template}": template_hash(kind.template)[:12] for kind in KINDS.values()}})
         metrics = {}
         for r in rows:
+            slice_ = f"{r['setting']}.{r['lang']}.{r['subset']}"
+            metrics |= {mlflow_name(f"{name}.{slice_}"): float(r[name]) for name in COUNT_COLUMNS if r[name] is not None}
             if r["value"] is None:
                 continue
-            base = mlflow_name(f"{r['metric']}.{r['setting']}.{r['lang']}.{r['subset']}")
+            base = mlflow_name(f"{r['metric']}.{slice_}")
             metrics[base] = r["value"]
             if r["ci_low"] is not None:
                 metrics[f"{base}.ci_low"], metrics[f"{base}.ci_high"] = r["ci_low"], r["ci_high"]

@@ -9,6 +9,12 @@ starts at 0.0 whatever the probabilities are, and ties in the threshold sweep
 broken by the order of the predictions file.  The improved mode
 (:mod:`tasks.metrics.mkqa_improved`) is the one to use for generative models.
 
+Two departures are opt-in, for the leaderboard's own predictions (never for a
+file, whose numbers must equal the official script's): ``ties="grouped"``
+lets the sweep stop only between distinct probabilities, and ``failed``
+names examples whose response failed, scored 0 at every threshold.  Both are
+explained at :func:`score_language`.
+
 It is faster than the official script because each string is normalised
 once (the official code normalises every gold answer twice per
 prediction), a language's strings are normalised together in one pass
@@ -20,8 +26,9 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import lru_cache
+from typing import Literal
 
 from tasks.errors import ConfigError
 from tasks.metrics.mkqa_data import GoldExample, Prediction
@@ -47,6 +54,9 @@ ARTICLES = {
 _ARTICLES = {lang: re.compile(pattern) for lang, pattern in ARTICLES.items()}
 _ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ASCII_PUNCTUATION_RUN = re.compile(f"[{re.escape(string.punctuation)}]+")  # faster than translate on long text
+#: How the sweep treats equal no-answer probabilities: the official script admits them one by one in the
+#: predictions file's order; "grouped" admits them together, as a threshold does.
+Ties = Literal["file_order", "grouped"]
 KEYS = ("best_em", "best_f1", "best_answerable_em", "best_answerable_f1", "best_unanswerable_em", "best_f1_thresh")
 
 
@@ -58,6 +68,11 @@ def gold_strings(example: GoldExample, lang: str) -> tuple[str, ...]:
     strings = {answer.text or "" for answer in answers}
     strings.update(alias for answer in answers for alias in answer.aliases)
     return tuple(sorted(strings))
+
+
+def is_answerable(example: GoldExample, lang: str) -> bool:
+    """The official reading: the gold set holds more than the empty string."""
+    return gold_strings(example, lang) != ("",)
 
 
 Tokens = Callable[[str], tuple[str, ...]]
@@ -161,8 +176,24 @@ def check_coverage(gold: Sequence[GoldExample], predictions: dict[str, Predictio
                           f"{', '.join(absent[:3])}")
 
 
-def score_language(gold: Sequence[GoldExample], predictions: dict[str, Prediction], lang: str) -> dict[str, float | None]:
-    """The official metrics of one language (keys :data:`KEYS`)."""
+def score_language(gold: Sequence[GoldExample], predictions: dict[str, Prediction], lang: str, *,
+                   ties: Ties = "file_order", failed: Collection[str] = frozenset()) -> dict[str, float | None]:
+    """The official metrics of one language (keys :data:`KEYS`).
+
+    With the defaults this is the official script, number for number.  The leaderboard sets the two options:
+
+    * ``ties="grouped"``: the sweep may stop only where the no-answer probability changes.  The leaderboard's
+      probabilities are 0 (an answer) and 1 (an abstention), so nearly every example ties, and admitting tied
+      examples one by one would make ``best_f1`` the running peak inside the tie — a number that depends on
+      the order of the rows.  A threshold cannot admit half of a tie; grouped, the result is the official
+      script's on the same predictions ordered with, inside each tie, the answers to unanswerable questions
+      first (then the running score inside a tie falls before it rises, so its peak is at an end).  With
+      distinct probabilities both settings agree.
+    * ``failed``: ids of examples whose response failed (a dead endpoint, an error, the budget).  Such an
+      example scores 0 in every metric at every threshold — also in the sweep's starting point, where the
+      official script credits every unanswerable example as abstaining — and counts in every denominator: a
+      failure is never an answer nor an abstention.  Its prediction must still be present (any value).
+    """
     check_coverage(gold, predictions, lang)
     # one pass in gold order: (has a gold answer, EM, F1, no-answer probability, gives an answer) per example
     golds = [(first.text or "",) if len(answers) == 1 and not (first := answers[0]).aliases  # gold_strings, inlined
@@ -173,10 +204,13 @@ def score_language(gold: Sequence[GoldExample], predictions: dict[str, Predictio
     rows = [(strings != ("",), *example_scores(text, strings, tokens), prediction.no_answer_prob, bool(text))
             for strings, text, prediction in zip(golds, texts, chosen, strict=True)]
     order = {identifier: n for n, identifier in enumerate(predictions)}  # the predictions file's order
-    in_file_order = sorted(range(len(rows)), key=lambda n: order[gold[n].example_id])
-    threshold, best = _sweep([rows[n] for n in in_file_order])
-    scored = [(has, float(not has) if probability > threshold else em, float(not has) if probability > threshold else f1)
-              for has, em, f1, probability, _ in rows]
+    swept = [n for n in sorted(range(len(rows)), key=lambda n: order[gold[n].example_id])
+             if gold[n].example_id not in failed]
+    threshold, best = _sweep([rows[n] for n in swept], grouped=ties == "grouped")
+    scored = [(has, 0.0, 0.0) if example.example_id in failed
+              else (has, float(not has) if probability > threshold else em,
+                    float(not has) if probability > threshold else f1)
+              for example, (has, em, f1, probability, _) in zip(gold, rows, strict=True)]
     with_answer = [row for row in scored if row[0]]
     without = [row for row in scored if not row[0]]
     return {
@@ -187,19 +221,23 @@ def score_language(gold: Sequence[GoldExample], predictions: dict[str, Predictio
     }
 
 
-def _sweep(rows: list[tuple[bool, float, float, float, bool]]) -> tuple[float, float]:
+def _sweep(rows: list[tuple[bool, float, float, float, bool]], *, grouped: bool = False) -> tuple[float, float]:
     """(threshold, best score): start from everyone abstaining and admit answers by rising no-answer probability.
 
     ``rows`` are in the predictions file's order and sorting is stable, so equal probabilities are admitted
     in file order — and only a strictly better score moves the threshold, as in the official script.
+    ``grouped``: the score is compared only once every row of a probability is admitted.
     """
     threshold = 0.0
     score = best = float(sum(not row[0] for row in rows))
-    for has, _, f1, probability, answers in sorted(rows, key=lambda row: row[3]):
+    ordered = sorted(rows, key=lambda row: row[3])
+    for n, (has, _, f1, probability, answers) in enumerate(ordered):
         if has:
             score += f1
         elif answers:
             score -= 1
+        if grouped and n + 1 < len(ordered) and ordered[n + 1][3] == probability:
+            continue
         if score > best:
             best, threshold = score, probability
     return threshold, best

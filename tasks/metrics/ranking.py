@@ -17,7 +17,9 @@ from tasks.pairing.config import SELF_LABEL
 
 logger = logging.getLogger(__name__)
 
-#: Metric names of ``evaluate_run``, in report order.
+#: Metric names of ``evaluate_run``, in report order.  Every judged query has a value in each, except
+#: ``ndcg@10_no6`` (a query with no relevant document besides its own article is left out; see
+#: ``ndcg_without_label``).
 METRICS: tuple[str, ...] = ("ndcg@1", "ndcg@5", "ndcg@10", "ndcg@10_no6", "mrr_self", "recall@100")
 
 
@@ -44,16 +46,20 @@ def ndcg_at_k(ranked_labels: Sequence[int], all_labels: Sequence[int], k: int) -
 
 def ndcg_without_label(
     ranked_labels: Sequence[int], all_labels: Sequence[int], k: int, label: int = SELF_LABEL
-) -> float:
+) -> float | None:
     """NDCG@k with every ``label`` document removed from both the ranking and the judgements.
 
     Removing the query's own article (label 6) measures how well a system ranks
     the related articles, not just the one whose title matches the query;
-    documents below it move up one rank.
+    documents below it move up one rank. A query with no relevant document
+    besides its own article has nothing left to rank: the value is undefined
+    (None), and such a query is left out of this metric's mean — scoring it 0
+    would blame every system for a query no system can do anything on.
     """
-    return ndcg_at_k(
-        [value for value in ranked_labels if value != label], [value for value in all_labels if value != label], k
-    )
+    remaining = [value for value in all_labels if value != label]
+    if not any(value > 0 for value in remaining):
+        return None
+    return ndcg_at_k([value for value in ranked_labels if value != label], remaining, k)
 
 
 def mrr_of_label(ranked_labels: Sequence[int], label: int = SELF_LABEL) -> float:
@@ -132,7 +138,10 @@ def evaluate_run(
     """Per metric (``METRICS``), per judged query, the score of a ranked run.
 
     Every query of ``qrels`` is scored; one missing from the run scores 0 on
-    every metric, so a system cannot gain by skipping hard queries. Queries of
+    every metric, so a system cannot gain by skipping hard queries. The one
+    exception is ``ndcg@10_no6``, undefined for a query whose only relevant
+    document is its own article: such a query has no entry there (the caller
+    counts them as ``len(qrels) - len(scores["ndcg@10_no6"])``). Queries of
     the run that have no judgements are ignored. Documents are matched by
     equality, so run and qrels must use the same id type; when the forms of
     their ids share nothing (``id_type_mismatch``) a warning says so, because
@@ -148,7 +157,9 @@ def evaluate_run(
         scores["ndcg@1"][query_id] = ndcg_at_k(ranked_labels, all_labels, 1)
         scores["ndcg@5"][query_id] = ndcg_at_k(ranked_labels, all_labels, 5)
         scores["ndcg@10"][query_id] = ndcg_at_k(ranked_labels, all_labels, 10)
-        scores["ndcg@10_no6"][query_id] = ndcg_without_label(ranked_labels, all_labels, 10)
+        without_self = ndcg_without_label(ranked_labels, all_labels, 10)
+        if without_self is not None:
+            scores["ndcg@10_no6"][query_id] = without_self
         scores["mrr_self"][query_id] = mrr_of_label(ranked_labels)
         scores["recall@100"][query_id] = recall_at_k(ranking, [d for d, label in judged.items() if label > 0], 100)
     mismatch = id_type_mismatch(run, qrels)

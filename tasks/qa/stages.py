@@ -33,7 +33,7 @@ XRAG_QUESTIONS = Stage("xrag-questions", 2, upstream=("xrag-related",))
 PRESCREEN = Stage("qa-prescreen", 2, upstream=("qa-generate", "xrag-questions"))
 TRANSLATE = Stage("translate", 1, upstream=("qa-prescreen",))
 DISTRACTORS = Stage("distractors", 2, upstream=("translate", "index"))
-INSTANCES = Stage("instances", 2, upstream=("translate", "distractors"))
+INSTANCES = Stage("instances", 3, upstream=("translate", "distractors"))  # 3: documents carry their date
 
 
 def corpus_refs(wh: Warehouse, langs: list[str]) -> dict[str, StageRef]:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from tasks.errors import ConfigError
+from tasks.rankers.device import Placement, log_placement, resolve
 from tasks.warehouse.db import Warehouse
 
 Query = tuple[int, str]  # (query id, query text)
@@ -23,15 +24,25 @@ class Ranker(Protocol):
         ...
 
 
-def make_ranker(spec: str, *, backend: str = "tantivy") -> Ranker:
-    """``bm25`` or ``dense`` / ``dense:MODEL`` (a hub name or a local sentence-transformers directory)."""
+def make_ranker(spec: str, *, backend: str = "tantivy", placement: Placement | None = None) -> Ranker:
+    """``bm25`` or ``dense`` / ``dense:MODEL`` (a hub name or a local sentence-transformers directory), searched
+    exactly; ``dense@INDEX:MODEL`` searches through a FAISS index (flat: exact; ivf, hnsw: approximate).
+    ``placement`` (default: the environment's device policy) is where a dense model runs."""
     kind, _, model = spec.partition(":")
     if kind == "bm25":
         from tasks.rankers.bm25 import Bm25Ranker
 
         return Bm25Ranker(backend)
-    if kind == "dense":
+    name, _, index = kind.partition("@")
+    if name == "dense":
         from tasks.rankers.dense import DenseRanker
 
-        return DenseRanker(model or DEFAULT_DENSE_MODEL)
-    raise ConfigError(f"unknown ranker {spec!r}: use bm25, dense or dense:MODEL")
+        return DenseRanker(model or DEFAULT_DENSE_MODEL, placement=placement, index=index or "exact")
+    raise ConfigError(f"unknown ranker {spec!r}: use bm25, dense, dense:MODEL or dense@INDEX:MODEL (INDEX: exact, flat,"
+                      " ivf, hnsw)")
+
+
+def log_model_placement(spec: str, rerank: str | None) -> None:
+    """Where the ranker's models ran (device kind, precision), as MLflow parameters; bm25 alone runs none."""
+    if spec.startswith("dense") or rerank:
+        log_placement(resolve())

@@ -11,7 +11,30 @@ and in MIRAGE's ``##Reason:``/``##Answer:`` form when the prompt asks for it.
 Shown no documents (closed book), it declines.  It is the floor a RAG system
 must beat: copying the likeliest sentence.
 
-A baseline runs in-process, costs nothing and never fails.
+``oracle`` answers with the gold answer and cites the gold passages: the
+ceiling of a benchmark's scorers, which shows that they can tell a right
+answer from a wrong one (it declines where the question has no answer).
+
+``reference-judge`` judges like a real judge, in the same output format, but
+by token overlap with the gold answer (MKQA's improved tokens for the
+question's language, citations stripped): pointwise (``<correct>yes</correct>``
+or whatever tag the prompt's example uses) "yes" when the answer holds at
+least :data:`RECALL_THRESHOLD` of the gold answer's tokens — the judges'
+rule is "key facts present, extra detail allowed", so recall, not F1 —
+pairwise ``[[A]]``/``[[B]]`` for the answer with the higher token F1 against
+the gold, ``[[C]]`` when they are equal, so a closer, shorter answer wins.
+It is a deterministic baseline for demos and tests, not a judge to trust:
+it reads words, not meaning, and credits an answer that copies a sentence
+containing the gold's words whether or not it answers the question.
+
+The oracle and the reference judge read the gold through the channel of
+:mod:`tasks.llm.backends.gold`, which only the stages that ask about
+instances fill, and only for baseline models; asked without it (to write a
+question, translate, or from a stage that has no gold) they fail the call
+with a message, rather than answer something a metric would count.
+
+A baseline runs in-process and costs nothing; ``abstain`` and
+``extractive`` never fail.
 """
 
 from __future__ import annotations
@@ -20,10 +43,17 @@ import re
 from collections.abc import Callable
 
 from tasks.errors import ConfigError
+from tasks.inference.reading import strip_citations
+from tasks.llm.backends.gold import Gold, gold_for
 from tasks.llm.registry import ModelSpec
-from tasks.llm.types import LLMRequest, LLMResponse
+from tasks.llm.types import LLMRequest, LLMResponse, PermanentLLMError
+from tasks.metrics.mkqa_improved import improved_tokens
+from tasks.metrics.mkqa_official import token_f1
 
 DECLINE = "I don't know."
+#: The share of the gold answer's tokens an answer must hold for the reference judge's pointwise "yes".
+RECALL_THRESHOLD = 0.5
+_EXAMPLE_VERDICT = re.compile(r"<(\w+)>\s*(?:yes|no)\s*</\1>")
 _WORD = re.compile(r"\w{3,}")
 _CITED_LINE = re.compile(r"^\[([^\]\s]+)\]\s*(.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
@@ -49,17 +79,85 @@ def extractive_reply(prompt: str) -> str:
     sentence = _SENTENCE_END.split(body, maxsplit=1)[0].strip()
     if cited:
         sentence = f"{sentence} [{cited.group(1)}]"
-    return f"##Reason: {sentence}\n##Answer: {sentence}" if "##Answer:" in prompt else sentence
+    return _as_asked(sentence, prompt)
+
+
+def _as_asked(answer: str, prompt: str) -> str:
+    """``answer`` in MIRAGE's ``##Reason:``/``##Answer:`` form when the prompt asks for it, else as it is (XRAG's
+    ``<answer>`` tag is left out: its readers take an untagged reply whole)."""
+    return f"##Reason: {answer}\n##Answer: {answer}" if "##Answer:" in prompt else answer
 
 
 def _prompt_text(request: LLMRequest) -> str:
     return request.prompt if request.prompt is not None else request.messages[-1].content
 
 
+def _gold(request: LLMRequest, baseline: str) -> Gold:
+    gold = gold_for(request)
+    if gold is None:
+        raise PermanentLLMError(f"the {baseline} baseline answers only requests about benchmark instances, whose"
+                                " gold the inference, judging and arena stages hand it; this request came with none")
+    return gold
+
+
+def oracle_reply(request: LLMRequest) -> str:
+    """The gold answer, citing the gold passages by the ids the prompt gives them; a decline where there is none."""
+    gold = _gold(request, "oracle")
+    if not gold.answers:
+        return DECLINE
+    cited = f" [{', '.join(gold.support)}]" if gold.support else ""
+    return _as_asked(gold.answers[0] + cited, _prompt_text(request))
+
+
+def _tokens(answer: str, lang: str) -> tuple[str, ...]:
+    return improved_tokens(strip_citations(answer), lang)
+
+
+def gold_recall(answer: str, gold: Gold) -> float:
+    """The largest share of one gold answer's tokens that ``answer`` holds (0 without gold answers)."""
+    said = set(_tokens(answer, gold.lang))
+    return max((sum(token in said for token in expected) / len(expected)
+                for expected in (_tokens(text, gold.lang) for text in gold.answers) if expected), default=0.0)
+
+
+def gold_f1(answer: str, gold: Gold) -> float:
+    """The best token F1 of ``answer`` against the gold answers (0 without gold answers)."""
+    said = _tokens(answer, gold.lang)
+    return max((token_f1(said, _tokens(text, gold.lang)) for text in gold.answers), default=0.0)
+
+
+def reference_verdict(request: LLMRequest) -> str:
+    """A judge's reply by token overlap with the gold (see the module notes), in the form the prompt asks for.
+
+    A pairwise prompt asks for ``[[A]]``/``[[B]]``/``[[C]]`` after a short explanation; a pointwise one for
+    the tag of its worked example.  A completion prompt that opened the verdict (``[[`` or ``<tag>``) is
+    continued from there, as a base model would.
+    """
+    gold, prompt = _gold(request, "reference-judge"), _prompt_text(request)
+    if "[[A]]" in prompt:
+        if len(gold.judged) != 2:
+            raise PermanentLLMError(f"reference-judge: a pairwise prompt needs two answers, got {len(gold.judged)}")
+        first, second = (gold_f1(answer, gold) for answer in gold.judged)
+        verdict = "A" if first > second else "B" if second > first else "C"
+        if prompt.rstrip().endswith("[["):
+            return f"{verdict}]]"
+        return f"Token F1 against the reference answer: A {first:.2f}, B {second:.2f}. [[{verdict}]]"
+    if len(gold.judged) != 1:
+        raise PermanentLLMError(f"reference-judge: a pointwise prompt needs one answer, got {len(gold.judged)}")
+    example = _EXAMPLE_VERDICT.search(prompt)  # the template's worked example comes before the answer judged
+    tag = example.group(1) if example else "correct"
+    said = "yes" if gold_recall(gold.judged[0], gold) >= RECALL_THRESHOLD else "no"
+    if prompt.rstrip().endswith(f"<{tag}>"):
+        return f"{said}</{tag}>"
+    return f"<{tag}>{said}</{tag}>"
+
+
 #: Baseline name (a registry entry's ``model``) → how it replies to a request.
 BASELINES: dict[str, Callable[[LLMRequest], str]] = {
     "abstain": lambda request: DECLINE,
     "extractive": lambda request: extractive_reply(_prompt_text(request)),
+    "oracle": oracle_reply,
+    "reference-judge": reference_verdict,
 }
 
 

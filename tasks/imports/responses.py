@@ -1,0 +1,172 @@
+"""Responses made elsewhere (a vLLM batch job, another harness) stored as a model's responses to a benchmark.
+
+The file is JSON lines, one response per line::
+
+    {"instance_id": "…", "text": "the model's raw reply"}
+
+with optional ``"answer"`` (the answer, when the producer already extracted
+it; otherwise it is read from ``text`` as inference reads a reply) and
+``"citations"`` (the cited document ids in order; otherwise read from
+``text``).  Other fields are ignored, so a file that also carries ``lang``,
+``model`` or a prompt imports as is.  Each line is read with the readers
+inference uses (:func:`read_answer`, :func:`citations`,
+:func:`response_language`), so judging, scoring, features, the arena and
+the leaderboard treat the rows like called ones.
+
+The whole file is checked before anything is written: a bad line, an
+instance the benchmark does not have or one given twice is an error naming
+the line.  The rows replace the model's responses in the (setting, language)
+cells the file touches, in one transaction; an instance of those cells with
+no line is a ``call_failed`` row that says so — it counts as a failure, it
+never vanishes from the denominator.
+
+Imported rows are marked by their ``template`` (``import:<file name>``), and
+the name must not be a registry model: ``eval`` then never calls the model
+nor overwrites the rows — its inference cell for an imported cell only
+records the rows' digest (:func:`imported_inference`), which the judging and
+scoring cells downstream are fingerprinted on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Collection, Hashable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import msgspec
+
+from tasks.errors import ConfigError
+from tasks.imports.common import file_digest
+from tasks.inference.language import response_language
+from tasks.inference.reading import citations
+from tasks.inference.respond import read_answer
+from tasks.json_lines import read_typed_lines
+from tasks.llm.parsing import Parsed
+from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, run_stage
+from tasks.warehouse.db import Warehouse
+
+#: one cell per (benchmark, model): the same file over the same instances again is a cache hit
+RESPONSES_IMPORT = Stage("import-responses", 1, upstream=("instances", "import"))
+#: the ``template`` of an imported response row: this prefix and the file's name
+IMPORTED = "import:"
+COLUMNS = ("benchmark", "instance_id", "model", "setting", "lang", "status", "reason", "raw_text", "answer",
+           "citations", "template", "fingerprint", "language_status", "detected_lang", "target_prob", "english_prob",
+           "switched_share")
+CELL = "benchmark = ? AND setting = ? AND lang = ? AND model = ?"
+T = TypeVar("T")
+
+
+class ResponseLine(msgspec.Struct):
+    """One line of a responses file (see the module notes)."""
+
+    instance_id: str
+    text: str
+    answer: str | None = None
+    citations: list[str] | None = None
+
+
+def unique_lines(lines: Sequence[tuple[int, T]], key: Callable[[T], Hashable], path: Path,
+                 what: str) -> dict[Hashable, tuple[int, T]]:
+    """(line number, line) by ``key(line)``, in file order; a key given twice is an error naming both lines."""
+    found: dict[Hashable, tuple[int, T]] = {}
+    for number, line in lines:
+        first = found.setdefault(key(line), (number, line))
+        if first[0] != number:
+            raise ConfigError(f"{path} line {number}: {what} {key(line)!r} again (first on line {first[0]})")
+    return found
+
+
+def read_responses(path: Path) -> list[tuple[int, ResponseLine]]:
+    """(line number, response) of every line; a line that is not one, or an instance given twice, names the line."""
+    lines = read_typed_lines(path, ResponseLine, "response (instance_id, text, optional answer and citations)")
+    if not lines:
+        raise ConfigError(f"{path}: no responses")
+    return list(unique_lines(lines, lambda line: line.instance_id, path, "instance").values())
+
+
+def import_responses(wh: Warehouse, benchmark: str, model: str, path: Path, registry_names: Collection[str], *,
+                     force: bool = False, run_id: str | None = None) -> StageRef:
+    """Store ``path``'s responses as ``model``'s to ``benchmark`` (a cell of :data:`RESPONSES_IMPORT`)."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such file")
+    if model in registry_names:
+        raise ConfigError(f"{model!r} is a model of the registry: give imported responses a name of their own"
+                          f" (e.g. {model}-imported), so that `eval` never mixes called and imported answers")
+    if not wh.scalar("SELECT count(*) FROM qa_benchmarks WHERE benchmark = ?", [benchmark]):
+        raise ConfigError(f"no benchmark {benchmark!r}; build or import it first")
+    read = ReadFields(values={"source": file_digest(path), "benchmark": benchmark, "model": model,
+                              "instances": rows_digest(wh, "SELECT instance_id, setting, lang, documents FROM instances"
+                                                           " WHERE benchmark = ? ORDER BY ALL", [benchmark])})
+    return run_stage(wh, RESPONSES_IMPORT, f"{benchmark}/{model}", read, {},
+                     lambda fp: _write(wh, benchmark, model, path, fp), force=force, run_id=run_id)
+
+
+def _write(wh: Warehouse, benchmark: str, model: str, path: Path, fp: str) -> StageOutput:
+    lines = read_responses(path)
+    instances = {row["instance_id"]: row for row in wh.query_dicts(
+        "SELECT instance_id, setting, lang, documents FROM instances WHERE benchmark = ?", [benchmark])}
+    for number, line in lines:
+        if line.instance_id not in instances:
+            raise ConfigError(f"{path} line {number}: benchmark {benchmark!r} has no instance {line.instance_id!r}")
+    given = {line.instance_id: line for _, line in lines}
+    cells = sorted({(instances[i]["setting"], instances[i]["lang"]) for i in given})
+    template = f"{IMPORTED}{path.name}"
+    rows = [_row(benchmark, model, instance, given.get(instance["instance_id"]), template, fp, path.name)
+            for instance in sorted(instances.values(), key=lambda row: row["instance_id"])
+            if (instance["setting"], instance["lang"]) in cells]
+    with wh.transaction() as cur:
+        for setting, lang in cells:
+            cur.execute(f"DELETE FROM responses WHERE {CELL}", [benchmark, setting, lang, model])
+        cur.executemany(f"INSERT INTO responses ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+                        rows)
+    counts = Counter(row[COLUMNS.index("status")] for row in rows)
+    return StageOutput(rows=len(rows), message=f"{model}: {len(rows)} responses in {len(cells)} cells of {benchmark}"
+                                               f" from {path.name}: {dict(sorted(counts.items()))}")
+
+
+def _row(benchmark: str, model: str, instance: dict, line: ResponseLine | None, template: str, fp: str,
+         source: str) -> list:
+    """One ``responses`` row (in :data:`COLUMNS` order), read as inference reads a reply."""
+    head = [benchmark, instance["instance_id"], model, instance["setting"], instance["lang"]]
+    if line is None:
+        return [*head, "call_failed", f"no line for this instance in the imported {source}", None, None, [], template,
+                fp, None, None, None, None, None]
+    outcome = Parsed("ok", line.answer) if line.answer else read_answer(line.text)
+    cited = line.citations if line.citations is not None else citations(line.text)
+    language = None
+    if outcome.status == "ok":
+        shown = frozenset(doc["lang"] for doc in json.loads(instance["documents"] or "[]") if doc.get("lang"))
+        language = response_language(line.text, instance["lang"], shown)
+    return [*head, outcome.status, outcome.reason, line.text, outcome.value, cited, template, fp,
+            *((language.status, language.detected, language.target_prob, language.english_prob,
+               language.switched_share) if language else (None,) * 5)]
+
+
+def imported_inference(wh: Warehouse, stage: Stage, cell: str, benchmark: str, setting: str, lang: str, model: str,
+                       run_id: str) -> StageRef | None:
+    """The inference cell of imported responses, or None when the model's responses to the benchmark are not.
+
+    Nothing is called and nothing is written: the cell records the digest of
+    the imported rows, so the judging and scoring cells that read it recompute
+    when the responses are imported again from another file.  A cell the
+    imported file did not cover is an error that says so (the model has no
+    endpoint to ask).
+    """
+    params = [benchmark, setting, lang, model]
+    imported = wh.scalar(f"SELECT count(*) FROM responses WHERE {CELL} AND starts_with(template, ?)",
+                         [*params, IMPORTED])
+    if not imported:
+        if wh.scalar("SELECT count(*) FROM responses WHERE benchmark = ? AND model = ? AND starts_with(template, ?)",
+                     [benchmark, model, IMPORTED]):
+            raise ConfigError(f"{model!r} has imported responses to {benchmark!r}, but none in setting {setting!r},"
+                              f" language {lang!r}: import them (`babelbench import responses`) or leave the cell"
+                              " out (--langs, --settings)")
+        return None
+    read = ReadFields(values={"imported": rows_digest(
+        wh, f"SELECT instance_id, status, answer, citations, template FROM responses WHERE {CELL} ORDER BY ALL",
+        params)})
+    return run_stage(wh, stage, cell, read, {},
+                     lambda fp: StageOutput(rows=imported, message=f"{imported} imported responses of {model}:"
+                                                                   " not called"), run_id=run_id)

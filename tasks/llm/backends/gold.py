@@ -1,0 +1,108 @@
+"""The gold a baseline backend may read: the ``oracle`` answers with it, the ``reference-judge`` compares with it.
+
+A backend sees only its request, and the gold answer is in no prompt a
+system answers.  The stages that ask a model about instances (inference,
+pointwise judging, the arena) therefore hand it over *beside* the request:
+:func:`gold_shown_to` looks up the instances' gold and, for a judge, the
+answers it is asked about, and holds them in a context variable for the
+duration of one batch of calls; :func:`gold_for` reads it back by request.
+
+Why this channel and not a field of the request:
+
+- a real model never gets the gold: its prompt is rendered before and
+  without it, its backend never reads the variable, and :func:`gold_shown_to`
+  does not even look the gold up unless the model is a baseline that reads
+  it (:data:`GOLD_READERS`);
+- request hashes, and so every cached call of every model, stay as they were:
+  the request is the very object it was before;
+- the client runs a batch's calls on its call loop in a copy of the caller's
+  context (:mod:`tasks.llm.client`), so the variable reaches the backend there
+  and only there: parallel cells in other threads each have their own.
+
+The price: the call cache keys a baseline's reply by its request, which does
+not hold the gold, so an answer corrected under an unchanged question keeps
+the oracle's earlier reply in ``llm_calls``.  Baselines are for demos and
+tests, where benchmarks are built fresh.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from tasks.inference.prompting import document_id
+from tasks.llm.registry import ModelSpec
+from tasks.llm.types import LLMRequest
+from tasks.warehouse.db import Warehouse
+
+
+@dataclass(frozen=True)
+class Gold:
+    """What a baseline may know about one request's instance."""
+
+    lang: str  # the question's language (how answers are tokenised for comparison)
+    answers: tuple[str, ...]  # the accepted answers, the instance's own first; empty: the question has none
+    support: tuple[str, ...]  # the supporting documents' ids, as prompts name them
+    judged: tuple[str, ...] = ()  # for a judge: the answers it is asked about, in the order the prompt shows them
+
+
+#: The baselines (a registry entry's ``model``, backend ``baseline``) that read the gold; for any other model the
+#: stages look nothing up.
+GOLD_READERS = frozenset({"oracle", "reference-judge"})
+_GOLD: ContextVar[Mapping[LLMRequest, Gold]] = ContextVar("baseline_gold", default=MappingProxyType({}))
+
+
+def gold_for(request: LLMRequest) -> Gold | None:
+    """The gold handed over with ``request`` by the stage that sent it, None when it handed none."""
+    return _GOLD.get().get(request)
+
+
+def instance_gold(instance: Mapping[str, Any]) -> Gold:
+    """The gold of an ``instances`` row (``lang``, ``answer``, ``gold``, ``documents``).
+
+    MKQA's answers are its gold texts and aliases in the question's language (none for a question without a
+    short answer); every other recipe's is the instance's answer.
+    """
+    if instance.get("gold"):
+        given = [answer for answer in json.loads(instance["gold"]) if answer.get("text")]
+        answers = tuple(dict.fromkeys([answer["text"] for answer in given]
+                                      + [alias for answer in given for alias in answer.get("aliases") or []]))
+    else:
+        answers = (instance["answer"],) if instance.get("answer") else ()
+    support = tuple(document_id(document) for document in json.loads(instance.get("documents") or "[]")
+                    if document.get("role") == "support")
+    return Gold(instance["lang"], answers, support)
+
+
+@contextmanager
+def gold_shown_to(wh: Warehouse, spec: ModelSpec, benchmark: str, asked: Sequence[tuple[str, Sequence[str]]],
+                  requests: Sequence[LLMRequest]) -> Iterator[None]:
+    """While the block runs, the baseline ``spec`` answering ``requests[i]`` can read the gold of instance
+    ``asked[i][0]`` of ``benchmark`` and, when it judges, the answers of the models ``asked[i][1]`` to it, in order.
+
+    For any other model this does nothing at all (see the module notes).
+    """
+    if spec.backend != "baseline" or spec.model not in GOLD_READERS or not requests:
+        yield
+        return
+    ids = sorted({instance for instance, _ in asked})
+    models = sorted({model for _, shown in asked for model in shown})
+    instances = {row["instance_id"]: instance_gold(row) for row in wh.query_dicts(
+        "SELECT instance_id, lang, answer, gold, documents FROM instances"
+        " WHERE benchmark = ? AND list_contains(?, instance_id)", [benchmark, ids])}
+    answers = {(row["instance_id"], row["model"]): row["answer"] or "" for row in wh.query_dicts(
+        "SELECT instance_id, model, answer FROM responses WHERE benchmark = ? AND list_contains(?, instance_id)"
+        " AND list_contains(?, model)", [benchmark, ids, models])} if models else {}
+    shown = {request: Gold(instances[instance].lang, instances[instance].answers, instances[instance].support,
+                           tuple(answers.get((instance, model), "") for model in judged))
+             for request, (instance, judged) in zip(requests, asked, strict=True) if instance in instances}
+    token = _GOLD.set(MappingProxyType(shown))
+    try:
+        yield
+    finally:
+        _GOLD.reset(token)

@@ -1,0 +1,135 @@
+"""The device policy of the in-process models (tasks.rankers.device): resolution, errors, fingerprints."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tasks.errors import ConfigError
+from tasks.rankers.base import make_ranker
+from tasks.rankers.dense import DenseRanker
+from tasks.rankers.device import (
+    BATCH_SIZE_ENV, DEVICE_ENV, PRECISION_ENV, DeviceConfig, Placement, apply_device_options, batch_size, resolve,
+)
+
+torch = pytest.importorskip("torch")
+NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without CUDA")
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (DEVICE_ENV, PRECISION_ENV, BATCH_SIZE_ENV):
+        monkeypatch.delenv(name, raising=False)
+
+
+@NO_CUDA
+def test_auto_is_the_cpu_in_fp32_where_torch_sees_no_cuda() -> None:
+    assert resolve() == Placement("cpu", "fp32")
+    assert resolve().params() == {"device": "cpu", "precision": "fp32"}
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_auto_is_cuda_in_fp16_where_torch_sees_one() -> None:
+    placement = resolve(DeviceConfig(device="auto"))
+    assert placement.device == "cuda:0" and placement.precision == "fp16"
+    assert resolve(DeviceConfig(device="auto", precision="fp32")).precision == "fp32"
+
+
+@NO_CUDA
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", "CUDA:1"])
+def test_cuda_asked_for_where_there_is_none_is_a_clear_error(device: str) -> None:
+    with pytest.raises(ConfigError, match=r"device cuda(:\d)? was asked for .*--device cpu"):
+        resolve(DeviceConfig(device=device))
+
+
+def test_a_cuda_index_beyond_the_devices_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="cuda:99 was asked for"):
+        resolve(DeviceConfig(device="cuda:99"))
+
+
+@pytest.mark.parametrize("device", ["tpu", "gpu", "cuda:x", ""])
+def test_an_unknown_device_names_the_choices(device: str) -> None:
+    with pytest.raises(ConfigError, match="use auto, cpu, cuda, cuda:N or mps"):
+        resolve(DeviceConfig(device=device))
+
+
+def test_fp16_on_the_cpu_is_refused() -> None:
+    with pytest.raises(ConfigError, match="fp16 was asked for on the cpu"):
+        resolve(DeviceConfig(device="cpu", precision="fp16"))
+
+
+def test_the_environment_sets_the_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DEVICE_ENV, "cpu")
+    monkeypatch.setenv(BATCH_SIZE_ENV, "7")
+    assert resolve() == Placement("cpu", "fp32", 7)
+    assert batch_size(object(), resolve(), "bi") == 7  # a fixed size wins over any derivation
+    monkeypatch.setenv(BATCH_SIZE_ENV, "seven")
+    with pytest.raises(ConfigError, match=f"{BATCH_SIZE_ENV}='seven'"):
+        resolve()
+    monkeypatch.setenv(BATCH_SIZE_ENV, "")
+    monkeypatch.setenv(PRECISION_ENV, "bf16")
+    with pytest.raises(ConfigError, match=f"{PRECISION_ENV}='bf16': use auto, fp16 or fp32"):
+        resolve()
+
+
+def test_cpu_batch_sizes_stay_those_used_before_the_policy() -> None:
+    # 64 texts per bi-encoder batch (the dense ranker's), 32 pairs per cross-encoder batch (CrossEncoder.predict's)
+    assert batch_size(object(), Placement("cpu", "fp32"), "bi") == 64
+    assert batch_size(object(), Placement("cpu", "fp32"), "cross") == 32
+
+
+@NO_CUDA
+def test_command_options_replace_the_environment_and_fail_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DEVICE_ENV, "auto")
+    assert apply_device_options(None, None, None) is None  # nothing given: nothing resolved yet
+    assert apply_device_options("cpu", "fp32", 16) == Placement("cpu", "fp32", 16)
+    with pytest.raises(ConfigError, match="device cuda was asked for"):
+        apply_device_options("cuda", None, None)
+
+
+def test_the_embedding_fingerprint_changes_with_precision_not_with_the_gpu_index() -> None:
+    def key(placement: Placement) -> str:
+        return DenseRanker("some/model", placement=placement).cache_key("documents-fp")
+
+    fp32, fp16 = key(Placement("cuda:0", "fp32")), key(Placement("cuda:0", "fp16"))
+    assert fp32 != fp16
+    assert key(Placement("cpu", "fp32")) not in (fp32, fp16)
+    assert key(Placement("cuda:1", "fp16")) == fp16  # which GPU of a kind computed it does not change a vector
+
+
+def test_the_index_is_part_of_the_ranker_spec_and_an_approximate_one_of_its_name() -> None:
+    cpu = Placement("cpu", "fp32")
+    assert make_ranker("dense:m", placement=cpu).name == "dense:m"
+    assert make_ranker("dense@flat:m", placement=cpu).name == "dense:m"  # exact: the same rankings
+    ranker = make_ranker("dense@hnsw:m", placement=cpu)
+    assert (ranker.name, ranker.index) == ("dense@hnsw:m", "hnsw")
+    with pytest.raises(ConfigError, match="unknown dense index 'annoy'"):
+        make_ranker("dense@annoy:m", placement=cpu)
+
+
+def test_the_placement_is_recorded_on_the_mlflow_run(tmp_path: Path) -> None:
+    import mlflow
+
+    from tasks.rankers.device import log_placement
+    from tasks.tracking import tracking_uri
+
+    mlflow.set_tracking_uri(tracking_uri(tmp_path))
+    with mlflow.start_run() as run:
+        log_placement(Placement("cuda:1", "fp16"))
+    assert mlflow.get_run(run.info.run_id).data.params == {"placement.device": "cuda", "placement.precision": "fp16"}
+
+
+@NO_CUDA
+def test_clir_eval_with_an_absent_device_stops_with_one_error_line(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_API", "BABELBENCH_"))}
+    env |= {"PREFECT_HOME": str(tmp_path / "prefect"), "DO_NOT_TRACK": "1"}
+    done = subprocess.run([sys.executable, "-m", "flows.cli", "--home", str(tmp_path / "home"), "clir", "eval",
+                           "--name", "c", "--ranker", "dense:m", "--device", "cuda"],
+                          capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1], timeout=300)
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("error:")]
+    assert done.returncode == 2 and len(errors) == 1, done.stdout + done.stderr
+    assert "device cuda was asked for" in errors[0] and "Traceback" not in done.stderr

@@ -1,0 +1,143 @@
+"""The generated docs — the README's DAG picture and docs/cli.md — are current; their generator draws what it should."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal, get_args
+
+import pytest
+import typer
+
+from deployments.docs import (
+    CLI_REFERENCE, README, STAGE_TABLES, StageDefinition, cli_reference, dag_mermaid, rendered, replace_block,
+    stage_definitions,
+)
+from flows.rerun import StageName
+
+
+# -- the files in the repository are what `make docs` writes ---------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [README, CLI_REFERENCE], ids=lambda p: p.name)
+def test_generated_file_is_current(path: Path) -> None:
+    expected = rendered()[path]
+    assert path.read_text(encoding="utf-8") == expected, f"{path.name} is stale: run `make docs`"
+
+
+def test_the_scan_finds_every_stage_a_rerun_can_name() -> None:
+    # the rerun form's list of stages is written by hand in flows/rerun.py: an independent list to compare with
+    # (a stage run only from the CLI, such as import-responses, may be missing from it, never the other way round)
+    assert set(get_args(StageName)) <= set(stage_definitions())
+
+
+def test_every_stage_says_what_it_writes_and_every_table_exists(home: Path) -> None:
+    from tasks.warehouse.db import Warehouse
+
+    assert sorted(STAGE_TABLES) == sorted(stage_definitions()), "deployments/docs.py STAGE_TABLES: one entry per stage"
+    with Warehouse(home) as wh:
+        relations = {name for (name,) in wh.query("SELECT table_name FROM information_schema.tables")}
+    named = {table for tables in STAGE_TABLES.values() for table in tables if not table.endswith("/")}
+    assert named - relations == set()
+
+
+def test_the_readme_shows_the_dag_as_mermaid() -> None:
+    readme = README.read_text(encoding="utf-8")
+    block = re.search(r"<!-- BEGIN GENERATED dag.*?-->\n(.*?)<!-- END GENERATED dag -->", readme, re.S)
+    assert block and block.group(1).startswith("```mermaid\nflowchart ")
+    # a stage of each recipe's path, with an edge the stage definitions declare (tasks/*/stages.py)
+    for edge in ("s_download --> s_documents", "s_documents --> s_index", "s_qa_prescreen --> s_translate",
+                 "s_inference --> s_judging", "s_features --> s_arena_surrogate"):
+        assert edge in block.group(1)
+
+
+# -- the generator ------------------------------------------------------------------------------------------------
+
+
+def test_a_dag_is_drawn_with_its_flows_tables_and_edges() -> None:
+    stages = {"fetch": StageDefinition("fetch", (), ()), "parse-it": StageDefinition("parse-it", ("fetch",), ()),
+              "loose": StageDefinition("loose", ("parse-it", "elsewhere"), ())}
+    owners = {"fetch": "ingest", "parse-it": "ingest"}
+    tables = {"fetch": ("files/",), "parse-it": ("docs", "issues"), "loose": ("out",)}
+    # by hand: flows in the owners' order, then unowned stages outside any subgraph; an upstream that is not a
+    # stage ("elsewhere") draws no edge; hyphens become underscores in ids
+    assert dag_mermaid(stages, owners, tables) == (
+        "flowchart TD\n"
+        '  subgraph f_ingest["flow: ingest"]\n'
+        '    s_fetch["<b>fetch</b><br/><i>files/</i>"]\n'
+        '    s_parse_it["<b>parse-it</b><br/><i>docs<br/>issues</i>"]\n'
+        "  end\n"
+        '  s_loose["<b>loose</b><br/><i>out</i>"]\n'
+        "  s_fetch --> s_parse_it\n"
+        "  s_parse_it --> s_loose\n"
+    )
+
+
+def test_a_stage_without_tables_is_refused() -> None:
+    with pytest.raises(KeyError, match=r"\['b'\]"):
+        dag_mermaid({"a": StageDefinition("a", (), ()), "b": StageDefinition("b", ("a",), ())}, {}, {"a": ("t",)})
+
+
+def test_stage_definitions_merge_placeholders_and_name_a_bad_one(tmp_path: Path) -> None:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "stages.py").write_text(
+        'A = Stage("docs", 2, upstream=("fetch",))\nB = Stage("fetch", 1)\n', encoding="utf-8")
+    (tmp_path / "tasks" / "flow.py").write_text(
+        'PLACEHOLDER = Stage("docs", 1)\nC = Stage("index", 1, ("docs", "x"))\n', encoding="utf-8")
+    found = stage_definitions(tmp_path, ["tasks"])
+    assert found["docs"] == StageDefinition("docs", ("fetch",), ("tasks/flow.py:1", "tasks/stages.py:1"))
+    assert found["index"].upstream == ("docs", "x") and set(found) == {"docs", "fetch", "index"}
+    (tmp_path / "tasks" / "bad.py").write_text('NAME = "n"\n\nD = Stage(NAME, 1)\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"tasks/bad\.py:3: .*literals.*'NAME'"):
+        stage_definitions(tmp_path, ["tasks"])
+
+
+def test_a_stale_or_missing_block_is_rewritten_or_named() -> None:
+    text = "intro\n<!-- BEGIN GENERATED dag: make docs rewrites this block; do not edit -->\nold picture\n" \
+           "<!-- END GENERATED dag -->\nafter\n"
+    assert replace_block(text, "dag", "new picture\n", where="R.md") == text.replace("old picture", "new picture")
+    with pytest.raises(ValueError, match="R.md: no generated block 'dag'"):
+        replace_block("no markers here\n", "dag", "x\n", where="R.md")
+
+
+def test_the_cli_reference_lists_commands_options_defaults_and_help() -> None:
+    app = typer.Typer(help="A tool.", rich_markup_mode=None)
+    group = typer.Typer(help="Things to build.", rich_markup_mode=None)
+    app.add_typer(group, name="build")
+
+    @app.callback()
+    def main(home: Annotated[str, typer.Option(help="Where.", envvar="TOOL_HOME")] = ".") -> None:
+        """Top level."""
+
+    @group.command("index")
+    def index(
+        name: Annotated[str, typer.Option(help="The index | its name.")],
+        top_k: Annotated[int, typer.Option(help="Hits.")] = 100,
+        fast: Annotated[bool, typer.Option("--fast", help="Skip checks.")] = False,
+        mode: Annotated[Literal["a", "b"], typer.Option(help="Mode.")] = "a",
+    ) -> None:
+        """Build the index.
+
+        Second paragraph."""
+
+    text = cli_reference(app)
+    # by hand from the definitions above: one section per command in order, each option with its default
+    assert re.findall(r"^## (.+)$", text, re.M) == ["babelbench", "babelbench build", "babelbench build index"]
+    assert "| `--home <str>` | `.` | Where. (env `TOOL_HOME`) |" in text
+    assert "Subcommands: `index`." in text
+    assert "Build the index.\n\nSecond paragraph.\n" in text
+    assert "| `--name <str>` | required | The index \\| its name. |" in text
+    assert "| `--top-k <int>` | `100` | Hits. |" in text
+    assert "| `--fast` | off | Skip checks. |" in text
+    assert re.search(r"^\| `--mode [^`]*` \| `a` \| Mode\. \|$", text, re.M)
+    assert "```\nbabelbench build index [OPTIONS]\n```" in text
+
+
+def test_the_cli_reference_has_every_command_of_babelbench() -> None:
+    text = CLI_REFERENCE.read_text(encoding="utf-8")
+    # commands named by hand from flows/*_cli.py and flows/cli.py
+    for command in ("corpus ingest", "clir build", "qa build", "translate", "instances build", "review import",
+                    "import mkqa", "models add", "eval", "features", "arena", "leaderboard", "report", "rerun",
+                    "backfill", "score arena", "sql", "demo"):
+        assert f"\n## babelbench {command}\n" in text, command
+    assert "| `--top-k <int>` | `100` | Hits per title query, and padding size. |" in text  # clir build
