@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -55,6 +55,22 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("BABELBENCH_HOME", str(path))
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     return path
+
+
+@pytest.fixture
+def language_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    """Add rows (CSV lines after ``lang,name,script``) to the language table for one test, then restore it."""
+    from tasks.text.languages import reload_rules
+
+    def add(rows: str) -> None:
+        overrides = tmp_path / "languages.csv"
+        overrides.write_text(f"lang,name,script\n{rows}\n", encoding="utf-8")
+        monkeypatch.setenv("BABELBENCH_LANGUAGES", str(overrides))
+        reload_rules()
+
+    yield add
+    monkeypatch.delenv("BABELBENCH_LANGUAGES", raising=False)
+    reload_rules()
 
 
 @pytest.fixture

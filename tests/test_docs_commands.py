@@ -98,7 +98,20 @@ def _bare(word: str) -> str:
 def check(shown: Shown) -> list[str]:
     """What is wrong with one shown command (nothing when the CLI accepts it)."""
     root, ctx = _cli()
-    return _check_words(root, ctx, _words(shown.text), ("babelbench",), shown.where)
+    words = _words(shown.text)
+    return _check_words(root, ctx, words, ("babelbench",), shown.where) + _own_judge(words, shown.where)
+
+
+def _own_judge(words: list[str], where: str) -> list[str]:
+    """An ``eval`` whose judge is also one of its models is refused unless it says ``--judge-own-system``: a guide
+    must not show a command that stops with that error."""
+    if "eval" not in words or "--judge-own-system" in words:
+        return []
+    named = {name: set(words[words.index(name) + 1].split(",")) if name in words[:-1] else set()
+             for name in ("--models", "--judges")}
+    both = sorted(named["--models"] & named["--judges"])
+    return [f"{where}: `babelbench eval` names {', '.join(both)} as model and judge without --judge-own-system"] \
+        if both and not any(map(_placeholder, both)) else []
 
 
 def _options(command: object, ctx: object) -> dict[str, object]:
@@ -185,6 +198,7 @@ def _errors(markdown: str, tmp_path: Path) -> list[str]:
     ("```\nbabelbench import mkqa|eclektic|nope --source FILE\n```\n", "has no command 'nope'"),
     ("```\n$ .venv/bin/babelbench --home /tmp/h sql \"SELECT 1\" --jsn\n```\n", "`babelbench sql` has no option --jsn"),
     ("The rerun, `babelbench rerun\n--stage judgin`, recomputes.\n", "--stage judgin`"),
+    ("```\nbabelbench eval --benchmark x --models qwen,local --judges qwen\n```\n", "names qwen as model and judge"),
 ])
 def test_a_wrong_command_is_reported_with_its_line(markdown: str, expected: str, tmp_path: Path) -> None:
     errors = _errors(markdown, tmp_path)
@@ -196,6 +210,7 @@ def test_a_wrong_command_is_reported_with_its_line(markdown: str, expected: str,
     "```bash\nbabelbench [--home DIR] clir build --name N --langs a,b,c [--multi] [--force STAGE]\n```\n",
     "```bash\nbabelbench eval --benchmark B --models m1,m2 [--force inference|judging|scoring]  # see --nope\n```\n",
     "```\nPREFECT_API_URL=http://x/api .venv/bin/babelbench models list\n```\n",
+    "```\nbabelbench eval --benchmark x --models local --judges local --judge-own-system\n```\n",
     "```\nprefect worker start --pool babelbench   checkout + .venv\n```\n",  # not a babelbench command
     "Artifacts `babelbench-<flow>-summary` and `babelbench …` runs.\n",
 ])

@@ -3,12 +3,11 @@ and short answers by their script."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from tasks.inference.language import ResponseLanguage, response_language
-from tasks.text.languages import reload_rules
 
 
 def test_an_answer_in_the_question_language_with_one_english_sentence_is_one_third_switched() -> None:
@@ -77,18 +76,10 @@ def test_a_short_answer_its_script_cannot_place_is_unchecked(reply: str, lang: s
     assert response_language(reply, lang) == ResponseLanguage("unchecked")
 
 
-def test_which_scripts_a_language_owns_is_read_from_the_language_table(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    overrides = tmp_path / "languages.csv"
-    overrides.write_text("lang,name,script\nxko,Hangul test language,Kore\n", encoding="utf-8")
-    monkeypatch.setenv("BABELBENCH_LANGUAGES", str(overrides))
-    reload_rules()
-    try:  # another language written in Hangul: a two-letter Hangul answer no longer shows Korean
-        assert response_language("서울", "ko") == ResponseLanguage("unchecked")
-    finally:
-        monkeypatch.delenv("BABELBENCH_LANGUAGES")
-        reload_rules()
-    assert response_language("서울", "ko").detected == "ko"
+def test_which_scripts_a_language_owns_is_read_from_the_language_table(language_rows: Callable[[str], None]) -> None:
+    language_rows("xko,Hangul test language,Kore")
+    # another language written in Hangul: a two-letter Hangul answer no longer shows Korean
+    assert response_language("서울", "ko") == ResponseLanguage("unchecked")
 
 
 @pytest.mark.parametrize("locale, reply", [

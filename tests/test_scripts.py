@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from tasks.errors import ConfigError
-from tasks.text.languages import reload_rules
 from tasks.text.scripts import language_scripts, letter_scripts, likeliest_language, own_scripts
 
 
@@ -35,15 +34,8 @@ def test_the_likeliest_language_of_a_script_is_cldr_s() -> None:
         "en", "ru", "ko", "ja", None]
 
 
-def test_a_table_script_unicode_does_not_know_is_an_error_naming_the_language(tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    overrides = tmp_path / "languages.csv"
-    overrides.write_text("lang,name,script\nxqa,Private test language,Qaaa\n", encoding="utf-8")
-    monkeypatch.setenv("BABELBENCH_LANGUAGES", str(overrides))
-    reload_rules()
-    try:
-        with pytest.raises(ConfigError, match=r"language 'xqa': script 'Qaaa' is not a Unicode script"):
-            language_scripts("xqa")
-    finally:
-        monkeypatch.delenv("BABELBENCH_LANGUAGES")
-        reload_rules()
+def test_a_table_script_unicode_does_not_know_is_an_error_naming_the_language(
+        language_rows: Callable[[str], None]) -> None:
+    language_rows("xqa,Private test language,Qaaa")
+    with pytest.raises(ConfigError, match=r"language 'xqa': script 'Qaaa' is not a Unicode script"):
+        language_scripts("xqa")
