@@ -182,8 +182,9 @@ def clir_eval(
         fail(exc)
     for row in metrics:
         if row["metric"] == "ndcg@10":
-            typer.echo(f"{row['src_lang']:>4} > {row['tgt_lang']:<4} ndcg@10 {row['value']:.4f}"
-                       f"  [{row['ci_low']:.4f}, {row['ci_high']:.4f}]  n={row['n_queries']}")
+            interval = "n/a" if row["ci_low"] is None else f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+            typer.echo(f"{row['src_lang']:>4} > {row['tgt_lang']:<4} ndcg@10 {row['value']:.4f}  {interval}"
+                       f"  n={row['n_queries']}")
 
 
 @clir_app.command("export")

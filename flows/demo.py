@@ -31,6 +31,11 @@ def _table(columns: list[str], rows: list[tuple]) -> str:
                      for line in [tuple(columns), *rows])
 
 
+def _interval(row: dict) -> str:
+    """A 95% interval as the demo prints it; one direction alone has none."""
+    return "n/a" if row["ci_low"] is None else f"{row['ci_low']:.3f}-{row['ci_high']:.3f}"
+
+
 def console_script(name: str) -> str:
     """This environment's ``name`` command as a user can type it from here (``.venv/bin/babelbench``)."""
     path = Path(sys.executable).parent / name
@@ -73,7 +78,7 @@ backfill below):
 
 CLIR collections (BI: every ordered pair; MULTI: topics in all languages):
 {_table(["collection", "directions", "queries", "qrels"], collection)}
-Cross-lingual BM25 on them: mean NDCG@10 {mean['value']:.3f} (95% CI {mean['ci_low']:.3f}-{mean['ci_high']:.3f}) over {mean['n_queries']} directions
+Cross-lingual BM25 on them: mean NDCG@10 {mean['value']:.3f} (95% CI {_interval(mean)}) over {mean['n_queries']} directions
 
 QA benchmarks written by the local model (parse / QC / gate statuses; instances per setting and language):
 {_table(qa_columns, qa_rows)}

@@ -114,8 +114,10 @@ ARENA_SUMMARY = """
     SELECT model,
            CASE unbounded WHEN 'high' THEN 'never lost' WHEN 'low' THEN 'never won' WHEN 'both' THEN 'unrated'
                 ELSE round(rating, 3)::VARCHAR END AS rating,
-           '[' || coalesce(round(ci_low, 3)::VARCHAR, '-inf') || ', ' || coalesce(round(ci_high, 3)::VARCHAR, '+inf')
-               || ']' AS "95% interval",
+           CASE WHEN rating IS NULL THEN CASE unbounded WHEN 'high' THEN 'above every rated system'
+                                                      WHEN 'low' THEN 'below every rated system' ELSE 'n/a' END
+                ELSE '[' || coalesce(round(ci_low, 3)::VARCHAR, '-inf') || ', '
+                     || coalesce(round(ci_high, 3)::VARCHAR, '+inf') || ']' END AS "95% interval",
            rank_low || '-' || rank_high AS rank, n_battles AS battles, round(consistency, 2) AS consistency,
            round(first_position_rate, 2) AS "first shown wins"
     FROM arena_ratings WHERE benchmark = ? AND judge = ? AND lang = 'all' ORDER BY rank_low, rank_high, model

@@ -46,5 +46,5 @@ def test_xrag_offers_none_without_retrieval_only(spec: ModelSpec) -> None:
     assert "None" not in retrieval and "Use only what the articles say" in retrieval
     assert "Article 1 — Velna Bridge (2024-06-03):\nIt opened in 1871." in retrieval
     assert all("between <answer> and </answer>" in prompt for prompt in (closed, retrieval))
-    if spec is BASE:  # the tag opened for a base model, closed by the stop sequence
-        assert retrieval.endswith("Answer: <answer>") and stop == ("</answer>", "\n")
+    if spec is BASE:  # a base model gets the plain slot; a tag it writes is closed by the stop sequence
+        assert retrieval.endswith("Answer:") and stop == ("</answer>", "\n")

@@ -181,7 +181,9 @@ def test_xrag_shows_dated_articles_reads_the_answer_tag_and_no_retrieval_none_is
     wh: Warehouse, server: FakeLLMServer,
 ) -> None:
     _xrag_instances(wh)
-    server.answer("Was wurde zuerst", "Laut Artikel 2 ist es der Tunnel.\n<answer>Der Pellow-Tunnel, 1868.</answer>")
+    server.answer("Was wurde zuerst", "The first article dates the bridge to 1871 and the second dates the tunnel to"
+                                      " 1868. So the tunnel opened three years before the bridge did.\n"
+                                      "<answer>Der Pellow-Tunnel wurde zuerst eröffnet.</answer>")
     server.answer("the bridge or the tunnel", "I cannot tell from memory. <answer>None</answer>")
     client = fake_client(wh, server)
     for setting, lang in (("monolingual_retrieval", "de"), ("closed_book", "en")):
@@ -192,7 +194,10 @@ def test_xrag_shows_dated_articles_reads_the_answer_tag_and_no_retrieval_none_is
     assert "German" in retrieval and "only what the articles say" in retrieval and "None" not in retrieval
     assert "write None as the whole answer" in closed and "<answer>" in closed
     answers = {r["setting"]: r["answer"] for r in wh.query_dicts("SELECT * FROM responses WHERE benchmark = 'x'")}
-    assert answers == {"monolingual_retrieval": "Der Pellow-Tunnel, 1868.", "closed_book": "None"}
+    assert answers == {"monolingual_retrieval": "Der Pellow-Tunnel wurde zuerst eröffnet.", "closed_book": "None"}
+    # the language rule reads the tagged answer (German), not the English reasoning before it nor the tags
+    assert wh.query("SELECT language_status, detected_lang FROM responses WHERE setting = 'monolingual_retrieval'") == [
+        ("ok", "de")]
     asked = len(server.calls)
     server.answer("Reference answer:", "<correct>yes</correct>")  # a lax judge
     for setting, lang in (("monolingual_retrieval", "de"), ("closed_book", "en")):
@@ -221,7 +226,7 @@ def test_a_base_model_gets_completion_prompts_and_what_it_repeats_of_the_prompt_
     bodies = [call.body for call in server.calls]
     assert len(bodies) == 2 and all("messages" not in body for body in bodies)  # completion prompts only
     xrag = next(body for body in bodies if "Was wurde" in body["prompt"])
-    assert xrag["prompt"].endswith("Answer: <answer>") and xrag["stop"] == ["</answer>", "\n"]
+    assert xrag["prompt"].endswith("Answer:") and xrag["stop"] == ["</answer>", "\n"]
     rows = {r["benchmark"]: r for r in wh.query_dicts("SELECT * FROM responses")}
     assert (rows["x"]["status"], rows["x"]["answer"]) == ("ok", "Der Pellow-Tunnel.")
     mirage = rows["m"]

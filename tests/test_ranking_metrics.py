@@ -162,7 +162,7 @@ def test_bootstrap_is_reproducible_and_widens_with_confidence() -> None:
 
 def test_bootstrap_of_constant_values_is_a_point() -> None:
     assert bootstrap_ci([0.7, 0.7, 0.7]) == (pytest.approx(0.7),) * 3
-    assert bootstrap_ci([0.25]) == (0.25, 0.25, 0.25)
+    assert bootstrap_ci([0.25]) == (0.25, None, None)  # one query: no interval, not [x, x]
 
 
 def test_bootstrap_needs_values() -> None:

@@ -18,7 +18,7 @@ from dataclasses import astuple, fields
 from functools import partial
 
 from tasks.inference.language import ResponseLanguage, response_language
-from tasks.inference.prompting import InferenceConfig, instance_request
+from tasks.inference.prompting import XRAG, InferenceConfig, instance_request
 from tasks.inference.reading import answer_section, citations, own_reply
 from tasks.llm import BudgetLedger, CallResult, LLMClient
 from tasks.llm.backends.gold import gold_shown_to
@@ -71,7 +71,10 @@ def _row(benchmark: str, instance: dict, model: str, template: str, result: Call
     response = result.response
     reply = own_reply(result.answer, primed)
     shown = frozenset(doc["lang"] for doc in json.loads(instance["documents"] or "[]") if doc.get("lang"))
-    language = response_language(reply, instance["lang"], shown) if outcome.status == "ok" else None
+    # XRAG's language rule is about the answer it asks for: the tag's content, never the markup around it (which
+    # tilts lingua: "<answer>Der Pellow-Tunnel, 1868.</answer>" reads as English) nor reasoning outside the tag
+    checked = outcome.value if template == XRAG else reply
+    language = response_language(checked, instance["lang"], shown) if outcome.status == "ok" else None
     return [benchmark, instance["instance_id"], model, instance["setting"], instance["lang"], outcome.status,
             outcome.reason, response.text if response else None, outcome.value,
             citations(reply) if response else [],

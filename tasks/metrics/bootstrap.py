@@ -15,13 +15,15 @@ from scipy import stats
 
 def bootstrap_ci(
     values: Sequence[float], *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0
-) -> tuple[float, float, float]:
+) -> tuple[float, float | None, float | None]:
     """``(mean, low, high)``: the mean of per-query ``values`` and its percentile-bootstrap interval.
 
     The percentile interval rather than scipy's default BCa: BCa adds a
     jackknife pass per call and is unstable when most resamples are equal,
-    which small benchmarks with many 0/1 scores produce. With
-    a single value, or all values equal, there is no spread to resample and
+    which small benchmarks with many 0/1 scores produce. A single value
+    gives no interval at all (``low`` and ``high`` None): one query says
+    nothing of how another draw would move the mean, and ``[x, x]`` would claim
+    certainty. With several values all equal there is no spread to resample and
     the interval is the mean itself. The same ``seed`` gives the same interval.
     """
     data = np.asarray(values, dtype=float)
@@ -32,7 +34,9 @@ def bootstrap_ci(
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be within (0, 1), got {confidence}")
     mean = float(data.mean())
-    if data.size == 1 or np.all(data == data[0]):
+    if data.size == 1:
+        return mean, None, None
+    if np.all(data == data[0]):
         return mean, mean, mean
     result = stats.bootstrap(
         (data,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
