@@ -13,7 +13,8 @@ from tasks.errors import ConfigError
 from tasks.rankers.base import make_ranker
 from tasks.rankers.dense import DenseRanker
 from tasks.rankers.device import (
-    BATCH_SIZE_ENV, DEVICE_ENV, PRECISION_ENV, DeviceConfig, Placement, apply_device_options, batch_size, resolve,
+    BATCH_SIZE_ENV, DEVICE_ENV, PRECISION_ENV, DeviceConfig, Placement, apply_device_options, batch_size,
+    placement_params, resolve,
 )
 
 torch = pytest.importorskip("torch")
@@ -99,6 +100,23 @@ def test_the_embedding_fingerprint_changes_with_precision_not_with_the_gpu_index
     assert fp32 != fp16
     assert key(Placement("cpu", "fp32")) not in (fp32, fp16)
     assert key(Placement("cuda:1", "fp16")) == fp16  # which GPU of a kind computed it does not change a vector
+
+
+def test_a_stage_running_a_model_records_its_placement_and_one_without_records_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The features, distractors and xrag-pairs fingerprints take these keys: a model's stage cell computed in
+    one precision is never a cache hit for another, and a stage without a model keeps its fingerprint."""
+    from tasks.stage import ReadFields
+
+    monkeypatch.setenv(DEVICE_ENV, "cpu")
+    assert placement_params("some/model") == {"device": "cpu", "precision": "fp32"}
+    assert placement_params(None) == {}
+    with_model = ReadFields(values={"dense_model": "m", **placement_params("m")})
+    monkeypatch.setattr("tasks.rankers.device.resolve", lambda config=None: Placement("cuda:0", "fp16"))
+    assert ReadFields(values={"dense_model": "m", **placement_params("m")}).fingerprint_fields() != (
+        with_model.fingerprint_fields())
+    assert ReadFields(values={"dense_model": None, **placement_params(None)}).fingerprint_fields() == {
+        "dense_model": None}
 
 
 def test_the_index_is_part_of_the_ranker_spec_and_an_approximate_one_of_its_name() -> None:

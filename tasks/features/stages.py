@@ -41,6 +41,7 @@ from tasks.inference.stages import model_identity
 from tasks.llm import Budget, BudgetLedger, LLMClient, template_hash
 from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.paid_stage import run_paid, unfinished
+from tasks.rankers.device import placement_params
 from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, run_stage
 from tasks.warehouse.db import Warehouse
 
@@ -171,7 +172,7 @@ def features_stage(home: str, cell: str, benchmark: str, name: str, reference_mo
     wh = shared_warehouse(home)
     model = {"support_entailment": models.nli, "support_neutral": models.nli, "reranker_score": models.reranker}
     used = (model_identity(home, grader) | {"template": template_hash(TEMPLATES[name])} if name in TEMPLATES
-            else model.get(name))
+            else {"name": model[name], **placement_params(model[name])} if model.get(name) else None)
     read = ReadFields(values={
         "feature": name, "version": VERSIONS[name], "reference_model": reference_model, "model": used,
         "responses": rows_digest(wh, "SELECT instance_id, model, status, answer, raw_text, citations, language_status,"

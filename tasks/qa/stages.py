@@ -16,6 +16,7 @@ from tasks.pairing.mining import index_path
 from tasks.llm import Budget, template_hash
 from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.paid_stage import run_paid, unfinished
+from tasks.rankers.device import placement_params
 from tasks.qa import eclektic, qc, xrag, xrag_pairs
 from tasks.qa.eclektic import EclekticConfig
 from tasks.qa.xrag_config import XragConfig
@@ -90,7 +91,8 @@ def xrag_pairs_stage(home: str, cell: str, benchmark: str, langs: list[str], con
     """Candidate article pairs of the whole benchmark (pairs span languages, so one cell)."""
     wh = shared_warehouse(home)
     read = ReadFields.of(config, "pivot", "min_shared_entities", "max_days_apart", "max_pairs", "pair_kinds",
-                         "dense_model", "min_similarity", "dense_k", langs=sorted(langs))
+                         "dense_model", "min_similarity", "dense_k", langs=sorted(langs),
+                         **placement_params(config.dense_model))
     return as_task_result(run_stage(
         wh, XRAG_PAIRS, cell, read, corpus, lambda fp: xrag_pairs.find_pairs(wh, benchmark, langs, config, fp),
         force=forced(XRAG_PAIRS.name, force), run_id=run_id))
@@ -183,7 +185,8 @@ def distractors_stage(home: str, cell: str, benchmark: str, config: DistractorCo
     checking = config.answer_checker is not None
     read = ReadFields.of(config, *DistractorConfig.model_fields, backend=backend,
                          queries=digest([q.model_dump() for q in queries]),
-                         template=template_hash(answer_check.TEMPLATE) if checking else None)
+                         template=template_hash(answer_check.TEMPLATE) if checking else None,
+                         **placement_params(config.dense_model))
     paths = {lang: index_path(wh.home, backend, lang, ref.fingerprint) for lang, ref in indexes.items()}
     inputs = {f"index_{k}": v for k, v in indexes.items()} | translations
 

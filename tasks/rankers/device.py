@@ -83,6 +83,12 @@ class Placement:
         return {"device": self.kind, "precision": self.precision}
 
 
+def placement_params(model: str | None) -> dict[str, str]:
+    """The placement a stage's fingerprint records when the stage runs ``model`` in process; nothing without one,
+    so a stage that loads no model keeps its fingerprint whatever the device policy says."""
+    return resolve().params() if model else {}
+
+
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(?::(\d+))?")
 
 
