@@ -41,7 +41,7 @@ from tasks.features.inputs import FeatureInput
 from tasks.features.models import MODEL_FEATURES, FeatureModels
 from tasks.features.stages import deterministic_values
 from tasks.imports.miracl import read_qrels
-from tasks.imports.responses import unique_lines
+from tasks.imports.common import unique_lines
 from tasks.inference.language import response_language
 from tasks.inference.reading import citations, strip_citations
 from tasks.inference.respond import read_answer

@@ -1,4 +1,5 @@
-"""What every import shares: the ``import`` stage, the source's digest, and writing a benchmark in one transaction.
+"""What every import shares: the ``import`` stage, the source's digest, the check that a line's key is not given
+twice, and writing a benchmark in one transaction.
 
 An import is a stage cell keyed by the benchmark's name: its fingerprint is
 the source's content (every file of a directory), the recipe and the chosen
@@ -12,15 +13,33 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, MutableMapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tasks.errors import ConfigError
 from tasks.stage import ReadFields, Stage, StageRef, run_stage
 from tasks.warehouse.db import Warehouse
 
 IMPORT = Stage("import", 1)
+T = TypeVar("T")
+
+
+def once(seen: MutableMapping[Hashable, int], key: Hashable, number: int, path: Path, what: str) -> None:
+    """Record that ``key`` is on line ``number``; an error naming both lines if it was on an earlier one (which
+    line would the producer have meant?)."""
+    if key in seen:
+        raise ConfigError(f"{path} line {number}: {what} again (first on line {seen[key]})")
+    seen[key] = number
+
+
+def unique_lines(lines: Sequence[tuple[int, T]], key: Callable[[T], Hashable], path: Path,
+                 what: str) -> dict[Hashable, tuple[int, T]]:
+    """(line number, line) by ``key(line)``, in file order; a key given twice is an error naming both lines."""
+    seen: dict[Hashable, int] = {}
+    for number, line in lines:
+        once(seen, key(line), number, path, f"{what} {key(line)!r}")
+    return {key(line): (number, line) for number, line in lines}
 
 
 DATASETS = ("mkqa", "eclektic", "xrag", "miracl", "clirmatrix")

@@ -31,10 +31,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from tasks.errors import ConfigError
-from tasks.imports.common import chosen_langs, write_benchmark
+from tasks.imports.common import chosen_langs, once, write_benchmark
 from tasks.json_lines import iter_json_lines
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
@@ -42,9 +41,6 @@ from tasks.warehouse.db import Warehouse
 SETTING = "rag"
 
 RECIPE = "mirage"
-
-Key = TypeVar("Key", str, tuple[str, str])  # what a topics or qrels line must not repeat
-
 
 @dataclass(frozen=True)
 class LanguageFiles:
@@ -96,7 +92,7 @@ def read_topics(path: Path) -> dict[str, str]:
         if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
             raise ConfigError(f"{path} line {number}: expected 'query_id<TAB>query'")
         query_id = parts[0].strip()
-        _once(lines, query_id, number, path, f"query id {query_id}")
+        once(lines, query_id, number, path, f"query id {query_id}")
         topics[query_id] = parts[1].strip()
     return topics
 
@@ -112,16 +108,9 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
         parts = line.split()
         if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
             raise ConfigError(f"{path} line {number}: expected 'query_id Q0 docid relevance' (relevance an integer)")
-        _once(lines, (parts[0], parts[2]), number, path, f"query {parts[0]} judges passage {parts[2]}")
+        once(lines, (parts[0], parts[2]), number, path, f"query {parts[0]} judges passage {parts[2]}")
         qrels[parts[0]][parts[2]] = int(parts[3])
     return dict(qrels)
-
-
-def _once(lines: dict[Key, int], key: Key, number: int, path: Path, what: str) -> None:
-    """Record that ``key`` is on line ``number``; an error naming both lines if it was on an earlier one."""
-    if key in lines:
-        raise ConfigError(f"{path} line {number}: {what} again (first on line {lines[key]})")
-    lines[key] = number
 
 
 def read_passages(files: tuple[Path, ...], wanted: set[str]) -> dict[str, dict[str, str]]:

@@ -10,7 +10,7 @@ it; otherwise it is read from ``text`` as inference reads a reply) and
 ``text``).  Other fields are ignored, so a file that also carries ``lang``,
 ``model`` or a prompt imports as is.  Each line is read with the readers
 inference uses (:func:`read_answer`, :func:`citations`,
-:func:`response_language`), so judging, scoring, features, the arena and
+:func:`stored_language`), so judging, scoring, features, the arena and
 the leaderboard treat the rows like called ones.
 
 The whole file is checked before anything is written: a bad line, an
@@ -29,19 +29,16 @@ scoring cells downstream are fingerprinted on.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Collection
 from pathlib import Path
-from typing import TypeVar
 
 import msgspec
 
 from tasks.errors import ConfigError
-from tasks.imports.common import file_digest
-from tasks.inference.language import response_language
+from tasks.imports.common import file_digest, unique_lines
 from tasks.inference.reading import citations
-from tasks.inference.respond import read_answer
+from tasks.inference.respond import read_answer, stored_language
 from tasks.json_lines import read_typed_lines
 from tasks.llm.parsing import Parsed
 from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, run_stage
@@ -55,7 +52,6 @@ COLUMNS = ("benchmark", "instance_id", "model", "setting", "lang", "status", "re
            "citations", "template", "fingerprint", "language_status", "detected_lang", "target_prob", "english_prob",
            "switched_share")
 CELL = "benchmark = ? AND setting = ? AND lang = ? AND model = ?"
-T = TypeVar("T")
 
 
 class ResponseLine(msgspec.Struct):
@@ -65,17 +61,6 @@ class ResponseLine(msgspec.Struct):
     text: str
     answer: str | None = None
     citations: list[str] | None = None
-
-
-def unique_lines(lines: Sequence[tuple[int, T]], key: Callable[[T], Hashable], path: Path,
-                 what: str) -> dict[Hashable, tuple[int, T]]:
-    """(line number, line) by ``key(line)``, in file order; a key given twice is an error naming both lines."""
-    found: dict[Hashable, tuple[int, T]] = {}
-    for number, line in lines:
-        first = found.setdefault(key(line), (number, line))
-        if first[0] != number:
-            raise ConfigError(f"{path} line {number}: {what} {key(line)!r} again (first on line {first[0]})")
-    return found
 
 
 def read_responses(path: Path) -> list[tuple[int, ResponseLine]]:
@@ -106,7 +91,7 @@ def import_responses(wh: Warehouse, benchmark: str, model: str, path: Path, regi
 def _write(wh: Warehouse, benchmark: str, model: str, path: Path, fp: str) -> StageOutput:
     lines = read_responses(path)
     instances = {row["instance_id"]: row for row in wh.query_dicts(
-        "SELECT instance_id, setting, lang, documents FROM instances WHERE benchmark = ?", [benchmark])}
+        "SELECT instance_id, recipe, setting, lang, documents FROM instances WHERE benchmark = ?", [benchmark])}
     for number, line in lines:
         if line.instance_id not in instances:
             raise ConfigError(f"{path} line {number}: benchmark {benchmark!r} has no instance {line.instance_id!r}")
@@ -135,10 +120,7 @@ def _row(benchmark: str, model: str, instance: dict, line: ResponseLine | None, 
                 fp, None, None, None, None, None]
     outcome = Parsed("ok", line.answer) if line.answer else read_answer(line.text)
     cited = line.citations if line.citations is not None else citations(line.text)
-    language = None
-    if outcome.status == "ok":
-        shown = frozenset(doc["lang"] for doc in json.loads(instance["documents"] or "[]") if doc.get("lang"))
-        language = response_language(line.text, instance["lang"], shown)
+    language = stored_language(instance, line.text, outcome.value) if outcome.status == "ok" else None
     return [*head, outcome.status, outcome.reason, line.text, outcome.value, cited, template, fp,
             *((language.status, language.detected, language.target_prob, language.english_prob,
                language.switched_share) if language else (None,) * 5)]

@@ -18,7 +18,7 @@ from dataclasses import astuple, fields
 from functools import partial
 
 from tasks.inference.language import ResponseLanguage, response_language
-from tasks.inference.prompting import XRAG, InferenceConfig, instance_request
+from tasks.inference.prompting import InferenceConfig, instance_request
 from tasks.inference.reading import answer_section, citations, own_reply
 from tasks.llm import BudgetLedger, CallResult, LLMClient
 from tasks.llm.backends.gold import gold_shown_to
@@ -65,16 +65,24 @@ def answer_instances(
     return StageOutput(rows=len(rows), message=f"{len(rows)} responses: {dict(sorted(counts.items()))}")
 
 
+def stored_language(instance: dict, reply: str, answer: str) -> ResponseLanguage:
+    """lingua's reading of a response to an ``instances`` row (``recipe``, ``lang``, ``documents``), among the
+    question's language, English and the languages of the documents shown.
+
+    XRAG's language rule is about the answer it asks for: the tag's content, never the markup around it (which
+    tilts lingua: "<answer>Der Pellow-Tunnel, 1868.</answer>" reads as English) nor reasoning outside the tag;
+    elsewhere the whole reply is the response.
+    """
+    shown = frozenset(doc["lang"] for doc in json.loads(instance["documents"] or "[]") if doc.get("lang"))
+    return response_language(answer if instance["recipe"] == "xrag" else reply, instance["lang"], shown)
+
+
 def _row(benchmark: str, instance: dict, model: str, template: str, result: CallResult, primed: bool,
          fp: str) -> list:
     outcome = item_outcome(result, partial(read_answer, primed=primed))
     response = result.response
     reply = own_reply(result.answer, primed)
-    shown = frozenset(doc["lang"] for doc in json.loads(instance["documents"] or "[]") if doc.get("lang"))
-    # XRAG's language rule is about the answer it asks for: the tag's content, never the markup around it (which
-    # tilts lingua: "<answer>Der Pellow-Tunnel, 1868.</answer>" reads as English) nor reasoning outside the tag
-    checked = outcome.value if template == XRAG else reply
-    language = response_language(checked, instance["lang"], shown) if outcome.status == "ok" else None
+    language = stored_language(instance, reply, outcome.value) if outcome.status == "ok" else None
     return [benchmark, instance["instance_id"], model, instance["setting"], instance["lang"], outcome.status,
             outcome.reason, response.text if response else None, outcome.value,
             citations(reply) if response else [],
