@@ -21,7 +21,7 @@ WHEELHOUSE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/babelbench/wheels/llama-cpp
 LLAMA_WHEEL_DONE := $(WHEELHOUSE)/.complete
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | sha1sum | cut -c1-8)-$(LLAMA_KEY)
 
-.PHONY: venv llama-wheel demo test bench serve deploy languages docs clean
+.PHONY: venv llama-wheel demo test bench serve deploy languages verdict-words docs clean
 
 $(LLAMA_WHEEL_DONE):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,12 @@ bench: venv  ## run every benchmark; each prints one JSON line; a missing peer f
 
 languages: venv  ## regenerate tasks/text/languages.csv from pywikibot, CLDR and Snowball
 	$(BIN)/python -m tasks.text.generate_languages
+
+CLDR_MISC := cldr-misc-full@48.2.0
+verdict-words: venv  ## regenerate tasks/text/verdict_words.csv from CLDR's yes/no words (npm package $(CLDR_MISC))
+	rm -rf .cldr && mkdir -p .cldr && cd .cldr && npm pack --silent $(CLDR_MISC) >/dev/null && tar xzf *.tgz
+	$(BIN)/python -m tasks.text.generate_verdict_words --cldr .cldr/package
+	rm -rf .cldr
 
 docs: venv  ## regenerate the README's DAG picture and docs/cli.md from the stages and the CLI
 	$(BIN)/python -m deployments.docs

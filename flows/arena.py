@@ -17,6 +17,7 @@ from tasks.features.models import FeatureModels
 from tasks.features.stages import FEATURES, feature_names, features_stage
 from tasks.errors import ConfigError
 from tasks.llm import Budget
+from tasks.llm.backends.gold import check_gold_readers
 from tasks.orchestration import collect_outcomes, flow_session
 from tasks.paid_stage import client_for
 from tasks.reporting import finish_run
@@ -72,7 +73,9 @@ def arena_flow(params: ArenaParams) -> list[dict]:
             raise ConfigError(f"no responses of {', '.join(silent)} on {params.benchmark!r}; run `babelbench eval"
                               f" --benchmark {params.benchmark} --models {','.join(silent)}` first")
         judged_langs = params.langs or langs
-        publish_estimate(judging_estimate(wh, client_for(home, wh), params.benchmark, judged_langs, params.models,
+        client = client_for(home, wh)
+        check_gold_readers(wh, [client.registry.get(params.judge)], params.benchmark)
+        publish_estimate(judging_estimate(wh, client, params.benchmark, judged_langs, params.models,
                                           params.judge, params.arena), params.budget)
         futures: dict[str, dict] = {}
         judged = []

@@ -9,7 +9,7 @@ from pathlib import Path
 from flows.backfill import BackfillParams, backfill_flow
 from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
-from flows.demo_qa import XRAG_SAMPLE, arena_summary, leaderboard_summary, qa_summary, run_qa_demo
+from flows.demo_qa import XRAG_SAMPLE, arena_summary, judge_summary, leaderboard_summary, qa_summary, run_qa_demo
 from tasks.metrics.stages import ClirEvalParams
 from tasks.pairing.config import ClirConfig
 from tasks.sample.mirror import build_sample_mirror
@@ -66,6 +66,7 @@ def run_demo(home: Path) -> DemoReport:
         qa_columns, qa_rows = qa_summary(wh)
         board_columns, board_rows = leaderboard_summary(wh)
         arena_columns, arena_rows = arena_summary(wh)
+        judge_columns, judge_rows = judge_summary(wh)
         columns, summary = wh.query_with_columns("SELECT * FROM corpus_summary")
         collection = wh.query("SELECT collection, count(DISTINCT src_lang || tgt_lang), count(DISTINCT src_lang || query_id),"
                               " count(*) FROM clir_qrels WHERE collection LIKE ? GROUP BY ALL ORDER BY 1", [f"{DEMO_COLLECTION}%"])
@@ -91,8 +92,14 @@ compares each answer with the gold answer by token overlap: it shows the scorers
 judge to trust (name real judges with `babelbench eval --judges a,b,c`, models of your models.yaml: see the
 README). A working scorer puts oracle above extractive above abstain, with intervals apart (closed book, as on
 MKQA and ECLEKTIC, extractive has nothing to copy and declines like abstain); NULL: undefined (e.g. transfer when
-no source answer was accepted); percentages on a 0-100 scale:
+no source answer was accepted); percentages on a 0-100 scale; failed: responses that failed; judge_failed:
+answered responses without a readable verdict:
 {_table(board_columns, board_rows)}
+
+Every judge answers one JSON object (a short justification, then the verdict), held to that schema where the
+backend can (the local model decodes under a grammar made from it); a reply not plainly yes or no is never
+guessed: it is judge_failed, counted here per judge and per check:
+{_table(judge_columns, judge_rows)}
 
 An arena on {XRAG_SAMPLE}: every pair of the four systems on every question, both orders, judged by
 `reference-judge` (the answer with the higher token F1 against the gold answer wins, equal ones tie; a system

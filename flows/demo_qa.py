@@ -98,7 +98,8 @@ def qa_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
 
 LEADERBOARD = """
     SELECT benchmark, setting, metric, model, round(value, 3) AS value,
-           coalesce('[' || round(ci_low, 3) || ', ' || round(ci_high, 3) || ']', 'n/a') AS "95% interval", n, failed
+           coalesce('[' || round(ci_low, 3) || ', ' || round(ci_high, 3) || ']', 'n/a') AS "95% interval", n, failed,
+           judge_failed
     FROM leaderboard WHERE lang = 'all' AND subset = 'all'
       AND metric IN ('overall_success', 'transfer', 'source_accuracy', 'source_question_accuracy', 'accuracy', 'f1')
     ORDER BY benchmark, setting, metric, value DESC NULLS LAST, model
@@ -122,6 +123,28 @@ ARENA_SUMMARY = """
            round(first_position_rate, 2) AS "first shown wins"
     FROM arena_ratings WHERE benchmark = ? AND judge = ? AND lang = 'all' ORDER BY rank_low, rank_high, model
 """
+
+
+JUDGE_SUMMARY = """
+    SELECT 'judging: ' || kind AS "asked", judge,
+           count(*) FILTER (WHERE status = 'ok' AND raw_text IS NOT NULL) AS "verdicts read",
+           count(*) FILTER (WHERE status IN ('parse_failed', 'call_failed', 'skipped_budget')) AS judge_failed
+    FROM judgements GROUP BY ALL
+    UNION ALL
+    SELECT 'arena: pairwise', judge, count(*) FILTER (WHERE status = 'ok'),
+           count(*) FILTER (WHERE status IN ('parse_failed', 'call_failed', 'skipped_budget'))
+    FROM battles GROUP BY ALL
+    UNION ALL
+    SELECT 'qa pre-screen: ' || check_name, substr(reviewer, 5), count(*) FILTER (WHERE verdict <> 'unsure'),
+           count(*) FILTER (WHERE verdict = 'unsure')
+    FROM qa_reviews WHERE reviewer LIKE 'llm:%' GROUP BY ALL
+    ORDER BY 1, 2
+"""
+
+
+def judge_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
+    """Every judge's structured verdicts: how many were read, and how many could not be had (``judge_failed``)."""
+    return wh.query_with_columns(JUDGE_SUMMARY)
 
 
 def arena_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:

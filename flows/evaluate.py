@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
@@ -11,7 +13,8 @@ from tasks.inference.prompting import InferenceConfig
 from tasks.inference.stages import INFERENCE, inference_stage
 from tasks.judging.pointwise import RECIPE_JUDGE, JudgeConfig
 from tasks.judging.stages import JUDGING, judging_stage
-from tasks.llm import Budget
+from tasks.llm import Budget, load_registry
+from tasks.llm.backends.gold import check_gold_readers
 from tasks.metrics.leaderboard import ScoringConfig
 from tasks.metrics.leaderboard_stage import SCORING, report_evaluation, scoring_stage
 from tasks.orchestration import collect_outcomes, flow_session
@@ -80,6 +83,9 @@ def evaluate_flow(params: EvaluateParams) -> list[dict]:
         kind = RECIPE_JUDGE.get(recipe)
         if kind:
             check_judges(params)
+        registry = load_registry(home=Path(home))
+        check_gold_readers(wh, [registry.get(name) for name in [*params.models, *(params.judges if kind else ())]],
+                           params.benchmark)
         futures: dict[str, dict] = {}
         for model in params.models:
             judged = []

@@ -13,6 +13,7 @@ its prompt.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
@@ -31,12 +32,12 @@ def _first_sentence(text: str) -> str:
 
 
 def related(verdict: str = "yes") -> Responder:
-    """The relatedness check (xrag_related): a sentence of reasoning, then the tagged verdict."""
+    """The relatedness check (xrag_related): the JSON verdict the schema asks for, with a sentence of reasoning."""
 
     def reply(prompt: str) -> str:
         first = _after_last(prompt, "\nFirst: ").split(". ")[0]
         second = _after_last(prompt, "\nSecond: ").split(". ")[0]
-        return f"I compared {first} with {second}.\n\n**Related:** <related>{verdict}</related>"
+        return json.dumps({"justification": f"I compared {first} with {second}.", "verdict": verdict})
 
     return reply
 
@@ -84,15 +85,16 @@ def eclektic_qa(prompt: str) -> str:
 
 
 def prescreen(verdicts: tuple[str, str, str] = ("yes", "yes", "yes")) -> Responder:
-    """qc_prescreen: the three verdicts as a markdown list."""
+    """qc_prescreen: the three verdicts in the JSON object the schema asks for, pretty-printed."""
     natural, answerable, correct = verdicts
-    return lambda prompt: (f"My check of the item:\n\n- **Natural:** {natural}\n- **Answerable:** {answerable}\n"
-                           f"- **Correct:** {correct}\n")
+    return lambda prompt: json.dumps({"justification": "I checked the item against the documents.", "natural": natural,
+                                      "answerable": answerable, "correct": correct}, indent=2)
 
 
 def distractor_check(verdict: str = "no") -> Responder:
-    """distractor_check: one sentence, then the tagged verdict."""
-    return lambda prompt: f"I read the document with the question in mind.\n\n<answers>{verdict}</answers>"
+    """distractor_check: the JSON verdict, in a markdown code block as some chat models write it."""
+    return lambda prompt: ("```json\n" + json.dumps({"justification": "I read the document with the question in mind.",
+                                                      "verdict": verdict}) + "\n```")
 
 
 def copied_translation(prompt: str) -> str:
@@ -121,7 +123,7 @@ NEEDLES = {
     "xrag_q": "Here are facts from two articles, A and B.",
     "xrag_answer": "Answer the question in",
     "eclektic_qa": "Read the passage and write one quiz question",
-    "qc_prescreen": "Check a quiz item against its source documents.",
+    "qc_prescreen": "Check a quiz item against its source documents",
     "distractor_check": "A document is a good distractor only if",
     "translate": "Translate the last text from",
 }

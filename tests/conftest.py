@@ -103,3 +103,13 @@ def sample_home(sample_corpus: Path, tmp_path: Path) -> Path:
     path = tmp_path / "sample-home"
     shutil.copytree(sample_corpus, path)
     return path
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The generated tests' case counts (tests/case_counts.py), one line each."""
+    from tests.case_counts import COUNTS
+
+    if COUNTS:
+        terminalreporter.section("generated cases")
+        for name, count in sorted(COUNTS.items()):
+            terminalreporter.write_line(f"{name}: {count}")

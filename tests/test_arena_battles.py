@@ -85,7 +85,7 @@ def test_only_this_runs_systems_and_languages_are_rated_and_earlier_battles_stay
     client = fake_client(wh, server)
     judge_battles(wh, client, "m", "en", ["s1", "s2", "s3"], "fake", ArenaConfig(queries_per_lang=6), "fp")
     with wh.transaction() as cur:  # an earlier run's battles in another language, with a fourth system
-        cur.executemany("INSERT INTO battles VALUES ('m', ?, 'de', 'fake', ?, ?, 'a', 'ok', NULL, NULL, NULL, 'old')",
+        cur.executemany("INSERT INTO battles VALUES ('m', ?, 'de', 'fake', ?, ?, 'a', 'ok', NULL, NULL, NULL, 'old', NULL)",
                         [[f"de:{n}", "s4", "s1"] for n in range(5)])
     judge_battles(wh, client, "m", "en", ["s1", "s2"], "fake", ArenaConfig(queries_per_lang=6), "fp")
     # the s3 battles of the first run and the other language's stay in the table

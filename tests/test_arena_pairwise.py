@@ -1,4 +1,4 @@
-"""Pairwise judge replies read tolerantly, and a judge's consistency and position bias over both orders."""
+"""A pairwise judge's consistency and position bias over both orders (its replies: tests/test_verdict_replies.py)."""
 
 from __future__ import annotations
 
@@ -7,25 +7,7 @@ import math
 import pytest
 
 from tasks.arena.bradley_terry import fit, ratings, weighted_battles
-from tasks.arena.pairwise import OrderedVerdict, judge_agreement, parse_pairwise_verdict
-
-
-@pytest.mark.parametrize(("reply", "verdict"), [
-    ("Answer A cites the right passage and is fluent. [[A]]", "a"),
-    ("Both answers are wrong in the same way.\n\nFinal verdict: **[[C]]**", "tie"),
-    ("I weighed [[A]] against [[B]]; B is better supported.\nVerdict: [[ b ]]", "b"),  # the last token counts
-    ("Verdict: [[Tie]]", "tie"),
-    ("**Final Verdict:** [[**A**]]", "a"),
-])
-def test_verdicts_are_read_from_the_shapes_judges_write(reply: str, verdict: str) -> None:
-    parsed = parse_pairwise_verdict(reply)
-    assert parsed.ok and parsed.value == verdict
-
-
-@pytest.mark.parametrize("reply", ["Answer A is better.", "[A] wins", "[[D]]", ""])
-def test_a_reply_without_a_verdict_token_is_a_parse_failure(reply: str) -> None:
-    parsed = parse_pairwise_verdict(reply)
-    assert parsed.status == "parse_failed" and "[[A]]" in parsed.reason
+from tasks.arena.pairwise import OrderedVerdict, judge_agreement
 
 
 def _both(query: str, x: str, y: str, x_first: str, y_first: str) -> list[OrderedVerdict]:
@@ -58,9 +40,3 @@ def test_both_orders_enter_the_ratings_and_an_order_flip_is_two_ties() -> None:
     # drop: the flip is dropped, so q never beat p (a win for q in one order no longer counts): p is unbounded above
     dropped = ratings(battles, bootstrap=20, ties="drop")["models"]
     assert (dropped["p"]["rating"], dropped["p"]["unbounded"], dropped["q"]["unbounded"]) == (None, "high", "low")
-
-
-def test_a_base_model_continuing_an_opened_verdict_slot_is_read_from_its_first_letter() -> None:
-    assert parse_pairwise_verdict("B]] because it cites", primed=True).value == "b"
-    assert parse_pairwise_verdict(" c]]", primed=True).value == "tie"
-    assert parse_pairwise_verdict("the first one", primed=True).status == "parse_failed"

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from tasks.arena.battles import ArenaConfig, judge_battles
+from tasks.errors import ConfigError
 from tasks.inference.prompting import InferenceConfig, instance_request
 from tasks.inference.reading import answer_section, citations
 from tasks.inference.respond import answer_instances
 from tasks.judging.pointwise import JudgeConfig, judge_responses
 from tasks.llm import ChatMessage, LLMClient, LLMRequest, ModelSpec
 from tasks.llm.backends.baseline import BaselineBackend
-from tasks.llm.backends.gold import Gold, gold_for, gold_shown_to
+from tasks.llm.backends.gold import Gold, check_gold_readers, gold_for, gold_shown_to
 from tasks.llm.cache import request_hash
 from tasks.llm.registry import Registry, default_registry
 from tasks.warehouse.db import Warehouse
@@ -132,10 +133,13 @@ def test_the_reference_judge_says_yes_when_the_answer_holds_half_the_gold_tokens
     for model in answers:
         judge_responses(wh, client, "b", "multilingual_retrieval", "de", model, "reference-judge", "correct",
                         JudgeConfig(), "fp")
-    verdicts = {r["model"]: (r["verdict"], r["status"], r["raw_text"])
+    verdicts = {r["model"]: (r["verdict"], r["status"], r["justification"])
                 for r in wh.query_dicts("SELECT * FROM judgements")}
-    yes, no = ("yes", "ok", "<correct>yes</correct>"), ("no", "ok", "<correct>no</correct>")
-    assert verdicts == {"longer": yes, "most": yes, "wrong": yes, "other": no}
+    said = "The answer holds {:.0%} of the reference answer's words (at least 50% needed)."
+    assert verdicts == {"longer": ("yes", "ok", said.format(1)), "most": ("yes", "ok", said.format(2 / 3)),
+                        "wrong": ("yes", "ok", said.format(2 / 3)), "other": ("no", "ok", said.format(0))}
+    # the reply is the JSON object a judge is asked for, stored as given
+    assert json.loads(wh.scalar("SELECT raw_text FROM judgements WHERE model = 'other'"))["verdict"] == "no"
 
 
 def test_the_reference_judge_prefers_the_higher_token_f1_and_ties_equal_ones(wh: Warehouse) -> None:
@@ -152,15 +156,33 @@ def test_the_reference_judge_prefers_the_higher_token_f1_and_ties_equal_ones(wh:
     assert won[("exact", "close")] == ("a", "ok") and won[("close", "exact")] == ("b", "ok")
     assert won[("close", "silent")] == ("a", "ok") and won[("silent", "close")] == ("b", "ok")
     assert won[("silent", "off")] == ("tie", "ok") and won[("off", "silent")] == ("tie", "ok")
-    reply = wh.scalar("SELECT raw_text FROM battles WHERE model_a = 'close' AND model_b = 'exact'")
-    assert reply == "Token F1 against the reference answer: A 0.40, B 1.00. [[B]]"
+    reason = wh.scalar("SELECT justification FROM battles WHERE model_a = 'close' AND model_b = 'exact'")
+    assert reason == "Token F1 against the reference answer: A 0.40, B 1.00."
 
 
-def test_as_a_completion_model_the_reference_judge_continues_the_verdict_its_prompt_opened(wh: Warehouse) -> None:
+def test_as_a_completion_model_the_reference_judge_answers_the_same_structured_form(wh: Warehouse) -> None:
     _respond(wh, {"right": "Die Velna ist länger."})
     judge = ModelSpec(name="reference-judge", backend="baseline", model="reference-judge", mode="completion")
     client = LLMClient(wh, Registry(models=(judge,), source="test"))
     judge_responses(wh, client, "b", "multilingual_retrieval", "de", "right", "reference-judge", "correct",
                     JudgeConfig(), "fp")
-    # the prompt ends with "<correct>": the reply is the verdict and the closing tag, read like a base model's
-    assert wh.query("SELECT verdict, status, raw_text FROM judgements") == [("yes", "ok", "yes</correct>")]
+    assert wh.query("SELECT verdict, status FROM judgements") == [("yes", "ok")]
+
+
+def test_without_a_gold_answer_the_reference_judge_fails_the_call_and_refuses_a_benchmark_with_none(
+        wh: Warehouse) -> None:
+    with wh.transaction() as cur:  # a MIRACL-like benchmark: passages and a question, no answer
+        cur.execute("INSERT INTO instances (benchmark, instance_id, item_id, recipe, setting, lang, question, answer,"
+                    " source_lang, documents, seed, fingerprint, gold) VALUES ('passages', 'p1', 'p1', 'mirage',"
+                    " 'oracle', 'de', 'Wie lang ist die Velna?', '', 'de', ?, 0, 'fp', NULL)", [GOLD_DOCUMENTS])
+        cur.execute("INSERT INTO responses (benchmark, instance_id, model, setting, lang, status, answer, citations,"
+                    " template, fingerprint) VALUES ('passages', 'p1', ?, 'oracle', 'de', 'ok', ?, [], 't', 'fp')",
+                    ["x", "Die Velna ist 412 Kilometer lang."])
+    judge_responses(wh, LLMClient(wh, default_registry()), "passages", "oracle", "de", "x", "reference-judge",
+                    "correct", JudgeConfig(), "fp")
+    verdict, status, reason = wh.query("SELECT verdict, status, reason FROM judgements WHERE benchmark = 'passages'")[0]
+    assert (verdict, status) == (None, "call_failed") and "no gold answer" in reason  # never a made-up "no"
+    registry = default_registry()
+    with pytest.raises(ConfigError, match="benchmark 'passages' has no gold answers.*reference-judge"):
+        check_gold_readers(wh, [registry.get("local"), registry.get("reference-judge")], "passages")
+    check_gold_readers(wh, [registry.get("reference-judge")], "b")  # a benchmark with gold answers is fine

@@ -189,7 +189,7 @@ class _Model:
         if hold:
             self.released.wait(300)
             return "too late: the client is gone"
-        if "<supported>" in prompt:
+        if "You check answers against a reference text." in prompt:
             answer = prompt.rsplit("\nAnswer:", 1)[1].strip()
             return f"<supported>{'yes' if answer in FACTS else 'no'}</supported>"
         for item, (_, fact) in ITEMS.items():

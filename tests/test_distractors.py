@@ -328,18 +328,18 @@ CHECKED = {
 
 @pytest.mark.parametrize("use_unverified", [False, True])
 def test_the_answer_check_hook_sees_only_survivors_and_rejects_on_true(bench: Bench, use_unverified: bool) -> None:
-    asked: list[tuple[str, str]] = []
+    asked: list[tuple[str, str, str]] = []
 
-    def check(pairs: list[tuple[str, str]]) -> list[bool | None]:
+    def check(pairs: list[tuple[str, str, str]]) -> list[bool | None]:
         """A stand-in judge: Kelda Mountains (it names Mount Aska) answers; anything naming Orvik is undecided."""
         asked.extend(pairs)
-        return [True if "Aska" in text else None if "Orvik" in text else False for _, text in pairs]
+        return [True if "Aska" in text else None if "Orvik" in text else False for _, text, _ in pairs]
 
     config = DistractorConfig(per_lang=4, use_unverified_distractors=use_unverified)
     rows = _run(bench, f"checked-{use_unverified}", [VELNA], config, answer_check=check)
     en = [r for r in rows if r["lang"] == "en"]
     texts = dict(bench.wh.query("SELECT page_id, text FROM documents WHERE lang = 'en' AND page_id IS NOT NULL"))
-    asked_en = [text for question, text in asked if question == VELNA.queries["en"]]
+    asked_en = [text for question, text, lang in asked if question == VELNA.queries["en"] and lang == "en"]
     assert asked_en == [texts[page] for page in SURVIVORS[: len(CHECKED[use_unverified])]]  # in rank order
     checked = {r["page_id"]: (r["status"], _code(r)) for r in en if texts[r["page_id"]] in asked_en}
     assert checked == CHECKED[use_unverified]

@@ -64,7 +64,7 @@ def eval_home(home: Path, server: FakeLLMServer) -> Path:
             # good knows every fact, except the bridge's year when asked in French
             server.answer(question, "1871" if (item, lang) == ("de:1", "fr") else fact)
     server.answer("\nAnswer:", "I do not know.")  # weak: a completion prompt ends in "Answer:"
-    server.answer("<supported>", _judge)
+    server.answer("You check answers against a reference text.", _judge)
     return home
 
 
@@ -252,7 +252,8 @@ def test_a_model_whose_endpoint_is_down_gets_no_credit_and_the_leaderboard_and_e
 def test_a_failed_verdict_is_counted_and_incorrect_unless_the_user_excludes_it(eval_home: Path,
                                                                                 server: FakeLLMServer) -> None:
     # the judge's reply on the French question of en:2 cannot be read; every other verdict as before
-    server.answer("<supported>", lambda prompt: "no idea" if "Fille du passeur" in prompt else _judge(prompt))
+    server.answer("You check answers against a reference text.",
+                  lambda prompt: "no idea" if "Fille du passeur" in prompt else _judge(prompt))
     params = EvaluateParams(benchmark="e", models=["good"], judges=["judge"], home=str(eval_home))
     evaluate_flow(params)
     with Warehouse(eval_home) as wh:

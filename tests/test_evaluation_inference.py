@@ -149,7 +149,8 @@ def test_only_a_whole_abstention_is_no_without_the_judge_an_answer_holding_a_ref
     client = fake_client(wh, server)
     answer_instances(wh, client, "e", "closed_book", "en", "fake", InferenceConfig(), "fp")
     asked = len(server.calls)
-    server.answer("<supported>", "<supported>yes</supported>")  # a lax judge: says yes to whatever it is asked
+    # a lax judge: says yes to whatever it is asked
+    server.answer("You check answers against a reference text.", "<supported>yes</supported>")
     judge_responses(wh, client, "e", "closed_book", "en", "fake", "fake", "support", JudgeConfig(), "fpj")
     verdicts = {r["instance_id"]: (r["verdict"], r["reason"])
                 for r in wh.query_dicts("SELECT * FROM judgements WHERE benchmark = 'e'")}

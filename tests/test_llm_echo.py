@@ -3,7 +3,8 @@
 Through the ECLEKTIC stages (generation, then the pre-screen) against the loopback fake endpoint, as a chat model
 repeating the prompt and as a completion endpoint returning the prompt with the completion.  The templates'
 examples would give the pair "In which city were the bells of the Harlow Clock Tower cast? — Leeds" and the
-verdicts natural yes, answerable yes, correct no; the model says otherwise.
+verdicts natural yes, answerable yes, correct no; the model says otherwise (as a chat model in the labelled
+lines it was once asked for, as a completion model in the JSON object it is asked for now).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def test_an_echoing_model_gets_its_own_pair_and_verdicts_recorded(tmp_path: Path
         server.answer(f"Question: {QUESTION}", echoing("- **Natural:** no\n- **Answerable:** no\n- **Correct:** yes"))
     else:  # the endpoint sends the prompt back with the completion, which carries the few-shot pattern on
         server.answer("Passage: The Kestel Mill", lambda prompt: f"{prompt} {QUESTION}\nAnswer: 1790\n\nPassage: More")
-        server.answer(f"Question: {QUESTION}", lambda prompt: f"{prompt} no\nAnswerable: no\nCorrect: yes\n\nDocument:")
+        verdicts = '{"justification": "Odd wording.", "natural": "no", "answerable": "no", "correct": "yes"}'
+        server.answer(f"Question: {QUESTION}", lambda prompt: f"{prompt}\n{verdicts}\n\nDocument:")
     config = EclekticConfig(min_chars=50)
     with Warehouse(tmp_path / "home") as wh:
         add_document(wh, "en", 1, "Kestel Mill", TEXT, qid="Q1")

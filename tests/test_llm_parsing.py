@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tasks.llm import render
-from tasks.llm.parsing import echo_end, parse_qa_pairs, parse_question_answer, parse_tag, parse_tagged_yes_no, parse_yes_no
+from tasks.llm.parsing import echo_end, parse_qa_pairs, parse_question_answer, parse_tag
+from tasks.llm.verdicts import read_yes_no
 
 PASSAGE = "The Kestel Mill is a tide mill on the Ulva estuary. It was built in 1790 and restored in 1985."
 OWN_PAIR = ("When was the Kestel Mill built?", "1790")
@@ -39,7 +40,7 @@ def test_a_chat_reply_with_a_preamble_markdown_and_a_closing_remark() -> None:
     summary = "Here is the summary:\n\n<summary>The Kestel Mill is a tide mill.</summary>\n\nI kept every name."
     assert parse_tag(summary, "summary").value == "The Kestel Mill is a tide mill."
     verdict = "The document only says when the mill was restored.\n\n<answers>no</answers>"
-    assert parse_tagged_yes_no(verdict, "answers").value is False
+    assert read_yes_no(verdict, "en", tag="answers").value.value is False
 
 
 def test_full_width_colon_and_quotes_are_accepted() -> None:
@@ -63,21 +64,15 @@ def test_tag_unclosed_runs_to_the_end_and_missing_fails() -> None:
     assert parse_tag("Tarsk", "answer").status == "parse_failed"
 
 
-def test_yes_no_takes_the_first_decisive_word() -> None:
-    assert parse_yes_no("<related>Yes</related>").value is True
-    assert parse_yes_no("Answer: no, they are about different rivers").value is False
-    assert parse_yes_no("maybe").status == "parse_failed"
-
-
 # --- a model that repeats its prompt ---------------------------------------------------------------------------------
 
 
 def test_a_chat_model_repeating_the_whole_prompt_gives_its_own_verdict_not_the_examples() -> None:
     prompt = render("xrag_related", chat=True, title_a="Kestel Mill", text_a=PASSAGE, title_b="Ulva",
                     text_b="The Ulva is a river that reaches the sea at the Kestel Mill.")
-    reply = f"{prompt}\n\n**Related:** <related>no</related>"  # the worked example says yes
-    assert parse_tagged_yes_no(reply, "related").value is True  # read from the start: the example's verdict
-    assert parse_tagged_yes_no(_own(reply, prompt), "related").value is False
+    reply = f"{prompt}\n\n**Related:** <related>no</related>"  # the first worked example says yes
+    assert read_yes_no(reply, "en", tag="related").value.value is True  # read from the start: the example's verdict
+    assert read_yes_no(_own(reply, prompt), "en", tag="related").value.value is False
 
 
 @pytest.mark.parametrize("start", ["Read the passage", "Passage: The Harlow", "Answer: Leeds"])

@@ -43,13 +43,14 @@ def test_rules_catch_a_leaked_answer_and_a_reference_to_the_passage() -> None:
     assert dict((c, v) for c, v, _ in rule_verdicts("Where is Orvikstad?", "Orvik"))["answer_leak"] == "pass"
 
 
-def test_llm_verdict_lines_are_read_and_a_missing_line_is_unsure() -> None:
-    result = CallResult("ok", "h", response=LLMResponse(" yes\nAnswerable: **No**\n", 1, 1, "stop", 0.1))
-    verdicts = {c: (v, r) for c, v, r in llm_verdicts(result, primed="Natural:")}
+def test_llm_verdicts_are_read_from_the_json_object_and_a_missing_one_is_unsure() -> None:
+    reply = '{"justification": "Fluent, but the documents do not say.", "natural": "yes", "answerable": "**No**"}'
+    result = CallResult("ok", "h", response=LLMResponse(reply, 1, 1, "stop", 0.1))
+    verdicts = {c: (v, r) for c, v, r in llm_verdicts(result, "en")}
     assert verdicts["natural"] == ("pass", None)
     assert verdicts["answerable"] == ("fail", None)
-    assert verdicts["answer_correct"][0] == "unsure" and "Correct" in verdicts["answer_correct"][1]
-    failed = llm_verdicts(CallResult("failed", "h", error="permanent: 400"))
+    assert verdicts["answer_correct"][0] == "unsure" and "'correct'" in verdicts["answer_correct"][1]
+    failed = llm_verdicts(CallResult("failed", "h", error="permanent: 400"), "en")
     assert {v for _, v, _ in failed} == {"unsure"} and "permanent: 400" in failed[0][2]
 
 
@@ -61,15 +62,16 @@ def test_llm_verdict_lines_are_read_and_a_missing_line_is_unsure() -> None:
 ])
 def test_llm_verdicts_are_read_in_the_markdown_forms_chat_models_write(reply: str) -> None:
     result = CallResult("ok", "h", response=LLMResponse(reply, 1, 1, "stop", 0.1))
-    assert [(c, v) for c, v, _ in llm_verdicts(result)] == [
+    assert [(c, v) for c, v, _ in llm_verdicts(result, "en")] == [
         ("natural", "pass"), ("answerable", "fail"), ("answer_correct", "pass")]
 
 
 def test_a_screen_that_could_not_run_is_unsure_for_every_check() -> None:
     for status in ("skipped_budget", "call_failed"):
-        verdicts = llm_verdicts(CallResult(status, "h", error="the run's budget was reached"))
+        verdicts = llm_verdicts(CallResult(status, "h", error="the run's budget was reached"), "en")
         assert [v for _, v, _ in verdicts] == ["unsure"] * 3
-    unreadable = llm_verdicts(CallResult("ok", "h", response=LLMResponse("I think it is fine.", 1, 1, "stop", 0.1)))
+    unreadable = llm_verdicts(CallResult("ok", "h", response=LLMResponse("I think it is fine.", 1, 1, "stop", 0.1)),
+                              "en")
     assert [v for _, v, _ in unreadable] == ["unsure"] * 3
 
 

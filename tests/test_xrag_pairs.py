@@ -188,24 +188,25 @@ def test_min_shared_kinds_and_articles_without_a_qid() -> None:
 # --- the relatedness check -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("reply", "primed", "verdict"), [
-    ("yes</related>", "<related>", True),
-    (" No </related>", "<related>", False),
-    ("Sure. <related>**Yes**</related>", "", True),
-    ("<related>no, they are not", "", False),  # unclosed tag: a reply cut by max_tokens
+@pytest.mark.parametrize(("reply", "verdict"), [
+    ('{"justification": "The river reaches the town.", "verdict": "yes"}', True),
+    ('```json\n{"justification": "Only a shared name.", "verdict": "no"}\n```', False),
+    ("Sure. <related>**Yes**</related>", True),
+    ("<related>no", False),  # unclosed tag: a reply cut by max_tokens
 ])
-def test_related_verdicts_are_read_tolerantly(reply: str, primed: str, verdict: bool) -> None:
-    parsed = parse_related(reply, primed=primed)
-    assert parsed.ok and parsed.value is verdict
+def test_related_verdicts_are_read_from_json_or_a_tag(reply: str, verdict: bool) -> None:
+    parsed = parse_related(reply, "en")
+    assert parsed.ok and parsed.value.value is verdict
 
 
 @pytest.mark.parametrize(("reply", "reason"), [
-    ("Yes, they are related.", "no <related> in the reply"),
-    ("<related>perhaps</related>", "<related> holds no yes/no: 'perhaps'"),
+    ("<related>no, they are not</related>", "negated"),
+    ("<related>perhaps</related>", "hedged"),
+    ('{"justification": "They share', "not valid JSON"),
 ])
-def test_related_replies_without_a_verdict_fail_with_their_reason(reply: str, reason: str) -> None:
-    parsed = parse_related(reply)
-    assert (parsed.status, parsed.reason) == ("parse_failed", reason)
+def test_related_replies_without_a_plain_verdict_fail_with_their_reason(reply: str, reason: str) -> None:
+    parsed = parse_related(reply, "en")
+    assert parsed.status == "parse_failed" and reason in parsed.reason
 
 
 def _needle(wh: Warehouse, pair: dict, config: XragConfig) -> str:
@@ -238,7 +239,7 @@ def test_the_check_sets_each_pairs_status_and_leaves_filtered_pairs_alone(sample
 
     assert verdict(no) == ("unrelated", "the check judged them unrelated")
     assert verdict(echoed_no) == ("unrelated", "the check judged them unrelated")
-    assert verdict(garbled) == ("parse_failed", "no <related> in the reply")
+    assert verdict(garbled)[0] == "parse_failed" and "negated" in verdict(garbled)[1]  # "I am not sure."
     assert after[refused["pair_id"]]["status"] == "call_failed"
     assert "prompt rejected" in after[refused["pair_id"]]["reason"]
     assert verdict(asked[4]) == ("related", None)

@@ -32,13 +32,13 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks.arena.pairwise import parse_pairwise_verdict
 from tasks.inference.prompting import Sampling, language_name, shown_documents
 from tasks.llm import Budget, BudgetLedger, LLMClient, LLMRequest, ModelSpec, prompt_request
 from tasks.llm.backends.gold import gold_shown_to
+from tasks.llm.verdicts import PAIRWISE, read_pairwise
 from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, insert_rows
 
 STAGE = "arena-judging"
 TEMPLATE = "judge_pairwise"
@@ -110,8 +110,8 @@ def battle_requests(wh: Warehouse, spec: ModelSpec, benchmark: str, lang: str, m
     instances = {r["instance_id"]: r for r in wh.query_dicts(
         "SELECT instance_id, question, documents FROM instances WHERE benchmark = ? AND lang = ?", [benchmark, lang])}
     sampling = Sampling(doc_chars=config.doc_chars)
-    stop = ("\n",) if spec.mode == "completion" else None
-    requests = [prompt_request(spec, TEMPLATE, max_tokens=config.max_tokens, stop=stop,
+    stop = ("\n\n",) if spec.mode == "completion" else None  # a base model may carry on past its verdict
+    requests = [prompt_request(spec, TEMPLATE, max_tokens=config.max_tokens, stop=stop, response_format=PAIRWISE,
                                question=instances[query]["question"],
                                language=language_name(lang),
                                documents=shown_documents(json.loads(instances[query]["documents"] or "[]"), sampling),
@@ -137,20 +137,21 @@ def judge_battles(wh: Warehouse, client: LLMClient, benchmark: str, lang: str, m
     battles, requests, forfeits = battle_requests(wh, spec, benchmark, lang, models, judge, config)
     with gold_shown_to(wh, spec, benchmark, [(query, (a, b)) for query, a, b in battles], requests):
         results = client.run_sync(judge, requests, stage=STAGE, budget=budget)
-    primed = spec.mode == "completion"  # the template opened the verdict slot for a base model
     rows = []
     for (query, a, b), result in zip(battles, results, strict=True):
-        outcome = item_outcome(result, lambda reply: parse_pairwise_verdict(reply, primed=primed))
-        rows.append([benchmark, query, lang, judge, a, b, outcome.value if outcome.ok else None, outcome.status,
-                     outcome.reason, result.response.text if result.response else None, result.request_hash, fp])
+        outcome = item_outcome(result, read_pairwise)
+        verdict = outcome.value if outcome.ok else None
+        rows.append([benchmark, query, lang, judge, a, b, verdict.value if verdict else None, outcome.status,
+                     outcome.reason, result.response.text if result.response else None, result.request_hash, fp,
+                     verdict.justification if verdict else None])
     rows += [[benchmark, f.query, lang, judge, f.first, f.second, f.winner, "forfeit",
-              f"no answer from {' and '.join(sorted(f.missing))}", None, None, fp] for f in forfeits]
+              f"no answer from {' and '.join(sorted(f.missing))}", None, None, fp, None] for f in forfeits]
     systems = sorted(set(models))
     with wh.transaction() as cur:
         cur.execute("DELETE FROM battles WHERE benchmark = ? AND lang = ? AND judge = ? AND list_contains(?, model_a)"
                     " AND list_contains(?, model_b)", [benchmark, lang, judge, systems, systems])
         if rows:
-            cur.executemany("INSERT INTO battles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            insert_rows(cur, "battles", rows)
     counts = {status: sum(row[7] == status for row in rows) for status in sorted({row[7] for row in rows})}
     skipped = "" if config.judge_own_system or judge not in models else f"; pairs with {judge} itself not judged"
     queries = len({row[1] for row in rows})

@@ -1,10 +1,7 @@
 """Reading pairwise judges: the verdict of one comparison, and how consistent a judge is across both orders.
 
 A judge sees two answers, the first shown as A and the second as B, and
-ends with ``[[A]]``, ``[[B]]`` or ``[[C]]`` (a tie).  Judges reason before
-they decide and sometimes quote the options while doing so, so the reader
-takes the *last* verdict token of the reply, in any case, with spaces or
-markdown around it (``**[[ b ]]**``); ``[[tie]]`` is read as a tie.
+names the better one or a tie (read by :func:`tasks.llm.verdicts.read_pairwise`).
 
 Every pair is judged in both orders.  Two numbers describe a judge:
 ``consistency`` — the share of pairs whose two orders agree on the winner
@@ -17,32 +14,11 @@ there, worth what the tie policy says (:func:`tasks.arena.bradley_terry.order_fl
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tasks.arena.bradley_terry import Battle
-from tasks.llm.parsing import Parsed, failed
-
-_VERDICT = re.compile(r"\[\[\s*\**\s*(a|b|c|tie)\s*\**\s*\]\]", re.IGNORECASE)
-_READ = {"a": "a", "b": "b", "c": "tie", "tie": "tie"}
-
-
-def parse_pairwise_verdict(text: str, *, primed: bool = False) -> Parsed:
-    """``a`` (the answer shown first), ``b`` or ``tie`` from the judge's reply; the last verdict token counts.
-
-    ``primed``: the prompt ended with ``[[`` (a base model's opened verdict slot), so the reply starts inside
-    the token: its first letter is the verdict.
-    """
-    if primed:
-        opened = re.match(r"\s*\**\s*(a|b|c|tie)\b", text, re.IGNORECASE)
-        if opened:
-            return Parsed("ok", _READ[opened.group(1).lower()])
-    found = _VERDICT.findall(text)
-    if not found:
-        return failed("no [[A]], [[B]] or [[C]] in the reply")
-    return Parsed("ok", _READ[found[-1].lower()])
 
 
 @dataclass(frozen=True)

@@ -13,26 +13,25 @@ from __future__ import annotations
 from tasks.distractors.config import DistractorConfig
 from tasks.distractors.select import AnswerCheck
 from tasks.llm import Budget, BudgetLedger, LLMClient, prompt_request
-from tasks.llm.parsing import parse_tagged_yes_no
+from tasks.llm.verdicts import YES_NO, read_yes_no
 from tasks.qa.outcomes import item_outcome
 
 TEMPLATE = "distractor_check"
-TAG = "answers"
 
 
 def llm_answer_check(client: LLMClient, model: str, config: DistractorConfig, *,
                      budget: Budget | BudgetLedger | None = None, stage: str = "distractor-check") -> AnswerCheck:
     """An :data:`AnswerCheck` that asks ``model`` (a registry name) one yes/no question per document."""
     spec = client.registry.get(model)
-    primed = f"<{TAG}>" if spec.mode == "completion" else ""
+    stop = ("\n\n",) if spec.mode == "completion" else None  # a base model carries the examples' pattern on
 
-    def check(pairs: list[tuple[str, str]]) -> list[bool | None]:
-        requests = [prompt_request(spec, TEMPLATE, max_tokens=config.check_max_tokens, stop=(f"</{TAG}>", "\n"),
+    def check(asked: list[tuple[str, str, str]]) -> list[bool | None]:
+        requests = [prompt_request(spec, TEMPLATE, max_tokens=config.check_max_tokens, stop=stop, response_format=YES_NO,
                                    question=question, document=text[: config.check_chars])
-                    for question, text in pairs]
+                    for question, text, _ in asked]
         results = client.run_sync(model, requests, stage=stage, budget=budget)
-        outcomes = [item_outcome(result, lambda reply: parse_tagged_yes_no(reply, TAG, primed=primed))
-                    for result in results]
-        return [outcome.value if outcome.ok else None for outcome in outcomes]
+        outcomes = [item_outcome(result, lambda reply, lang=lang: read_yes_no(reply, lang, tag="answers"))
+                    for result, (_, _, lang) in zip(results, asked, strict=True)]
+        return [outcome.value.value if outcome.ok else None for outcome in outcomes]
 
     return check

@@ -61,7 +61,7 @@ class DistractorConfig(BaseModel):
                     "tried instead, and a rerun asks again.",
     )
     check_chars: int = Field(1500, ge=100, description="Characters of a candidate shown to the answer check.")
-    check_max_tokens: int = Field(8, ge=2, description="Tokens for one answer-check verdict.")
+    check_max_tokens: int = Field(96, ge=16, description="Tokens for one answer-check verdict and its justification.")
     temporal_gap_days: int | None = Field(
         None, ge=0,
         description="XRAG's rule: a distractor must be dated at least this many days before the earliest "

@@ -32,8 +32,9 @@ from tasks.warehouse.db import Warehouse
 
 log = logging.getLogger(__name__)
 
-AnswerCheck = Callable[[list[tuple[str, str]]], list[bool | None]]
-"""(question, document text) pairs → per pair: True it answers the question, False it does not, None undecided."""
+AnswerCheck = Callable[[list[tuple[str, str, str]]], list[bool | None]]
+"""(question, document text, language) triples → per triple: True it answers the question, False it does not, None
+undecided."""
 
 ANSWERS_QUESTION = "answers_question: the answer check says this document answers the question"
 UNDECIDED = "unverified: the answer check could not decide; kept (use_unverified_distractors)"
@@ -189,7 +190,7 @@ def _next_round(queues: dict[tuple[str, str], deque[_Row]], kept: Counter[tuple[
 
 
 def _ask(answer_check: AnswerCheck, batch: list[_Row]) -> list[bool | None]:
-    verdicts = answer_check([(row.query.queries[row.lang], row.doc.text) for row in batch])
+    verdicts = answer_check([(row.query.queries[row.lang], row.doc.text, row.lang) for row in batch])
     if len(verdicts) != len(batch):
         raise ConfigError(f"the answer check returned {len(verdicts)} verdicts for {len(batch)} documents")
     wrong = [(row.query.item_id, row.doc.key, verdict)

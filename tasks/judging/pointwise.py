@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tasks.inference.refusals import is_refusal
 from tasks.llm import BudgetLedger, LLMClient, prompt_request
 from tasks.llm.backends.gold import gold_shown_to
-from tasks.llm.parsing import parse_tagged_yes_no
+from tasks.llm.verdicts import YES_NO, read_yes_no
 from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse, insert_rows
@@ -35,8 +35,8 @@ STAGE = "judging"
 
 @dataclass(frozen=True)
 class JudgeKind:
-    """A judge's template, the tag its verdict comes in, and the reference it reads besides question and answer:
-    an ``instances`` column, passed to the template as ``variable``."""
+    """A judge's template, the word its verdict may be keyed or tagged by, and the reference it reads besides
+    question and answer: an ``instances`` column, passed to the template as ``variable``."""
 
     template: str
     tag: str
@@ -57,7 +57,7 @@ class JudgeConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    max_tokens: int = Field(8, ge=2, description="Tokens for one verdict.")
+    max_tokens: int = Field(160, ge=16, description="Tokens for one verdict and its one-sentence justification.")
     reference_chars: int = Field(3000, ge=100, description="Characters of the reference text shown to the judge.")
 
 
@@ -75,29 +75,30 @@ def judge_responses(
         [benchmark, setting, lang, model])
     abstained = {row["instance_id"] for row in rows if row["status"] == "ok" and is_refusal(row["answer"], lang)}
     answered = [row for row in rows if row["status"] == "ok" and row["instance_id"] not in abstained]
-    requests = [prompt_request(spec, how.template, max_tokens=config.max_tokens, stop=(f"</{how.tag}>", "\n"),
+    stop = ("\n\n",) if spec.mode == "completion" else None  # a base model carries the examples' pattern on
+    requests = [prompt_request(spec, how.template, max_tokens=config.max_tokens, stop=stop, response_format=YES_NO,
                                question=row["question"], answer=row["answer"],
                                **{how.variable: (row["reference"] or "")[: config.reference_chars]})
                 for row in answered]
     with gold_shown_to(wh, spec, benchmark, [(row["instance_id"], (model,)) for row in answered], requests):
         results = dict(zip((row["instance_id"] for row in answered),
                            client.run_sync(judge, requests, stage=STAGE, budget=budget), strict=True))
-    primed = f"<{how.tag}>" if spec.mode == "completion" else ""
     out = []
     for row in rows:
         result = results.get(row["instance_id"])
         if row["instance_id"] in abstained:
             out.append([benchmark, row["instance_id"], model, judge, kind, "no", "ok",
-                        "an abstention: no, without asking the judge", None, None, fp])
+                        "an abstention: no, without asking the judge", None, None, fp, None])
             continue
         if result is None:
             out.append([benchmark, row["instance_id"], model, judge, kind, None, "no_response",
-                        f"the response is {row['status']}: nothing to judge", None, None, fp])
+                        f"the response is {row['status']}: nothing to judge", None, None, fp, None])
             continue
-        outcome = item_outcome(result, lambda reply: parse_tagged_yes_no(reply, how.tag, primed=primed))
-        verdict = None if not outcome.ok else ("yes" if outcome.value else "no")
+        outcome = item_outcome(result, lambda reply: read_yes_no(reply, lang, tag=how.tag))
+        verdict = None if not outcome.ok else ("yes" if outcome.value.value else "no")
         out.append([benchmark, row["instance_id"], model, judge, kind, verdict, outcome.status, outcome.reason,
-                    result.response.text if result.response else None, result.request_hash, fp])
+                    result.response.text if result.response else None, result.request_hash, fp,
+                    outcome.value.justification if outcome.ok else None])
     with wh.transaction() as cur:
         cur.execute("DELETE FROM judgements WHERE benchmark = ? AND model = ? AND judge = ? AND instance_id IN"
                     " (SELECT instance_id FROM instances WHERE benchmark = ? AND setting = ? AND lang = ?)",

@@ -26,9 +26,13 @@ def request_payload(spec: ModelSpec, request: LLMRequest) -> dict[str, Any]:
     """Everything that determines a model's answer; the registry name and endpoint are not part of it.
 
     Two registry entries serving the same model (a hosted API and a proxy to
-    it) therefore share their cache, and moving an endpoint keeps it.
+    it) therefore share their cache, and moving an endpoint keeps it.  A
+    request without a response format hashes as it did before the field
+    existed, so earlier cached calls stay valid.
     """
-    return {"backend": spec.backend, "model": spec.model, "mode": spec.mode} | request.model_dump(mode="json")
+    unset = {"response_format"} if request.response_format is None else set()
+    return {"backend": spec.backend, "model": spec.model, "mode": spec.mode} | request.model_dump(mode="json",
+                                                                                                exclude=unset)
 
 
 def request_hash(spec: ModelSpec, request: LLMRequest) -> str:

@@ -1,14 +1,16 @@
-"""Tolerant readers of model output, each returning a parse status instead of raising.
+"""Tolerant readers of generated text (questions, answers, tagged fields), each returning a parse status.
 
 Models wrap answers in markdown, change the keywords' case, forget a closing
 tag or add a preamble; a strict parser would throw away answers a reader
 would accept.  Each reader here accepts those variations and, when it still
 finds nothing, returns ``parse_failed`` with a reason that is stored on the
-item — nothing is dropped silently.
+item — nothing is dropped silently.  Verdicts are the exception: they are
+read strictly, by :mod:`tasks.llm.verdicts`, because a guessed verdict is a
+wrong score.
 
 Readers are given the model's own answer, never the raw reply: a model that
 repeats its prompt first would otherwise hand them the prompt's worked
-examples, and the first verdict or pair found would be the example's.  The
+examples, and the first pair found would be the example's.  The
 client knows each request's prompt, so it cuts the echo once for every stage
 (:func:`echo_end`, giving :attr:`tasks.llm.types.CallResult.answer`); the
 raw reply stays in ``llm_calls`` for audit.  After the cut the first match is
@@ -159,27 +161,3 @@ def parse_tag(text: str, tag: str, *, primed: str = "") -> Parsed:
     if match is None or not match.group(1).strip():
         return failed(f"no <{tag}> in the reply")
     return Parsed("ok", match.group(1).strip())
-
-
-_YES = {"yes", "y", "true", "related", "correct", "natural", "answerable"}
-_NO = {"no", "n", "false", "unrelated", "incorrect", "unnatural", "unanswerable"}
-
-
-def parse_yes_no(text: str, *, primed: str = "") -> Parsed:
-    """A yes/no verdict (value: bool) from the first decisive word of the reply."""
-    for word in re.findall(r"[A-Za-z]+", primed + text):
-        lowered = word.lower()
-        if lowered in _YES:
-            return Parsed("ok", True)
-        if lowered in _NO:
-            return Parsed("ok", False)
-    return failed("no yes/no verdict in the reply")
-
-
-def parse_tagged_yes_no(text: str, tag: str, *, primed: str = "") -> Parsed:
-    """A yes/no verdict (value: bool) inside ``<tag>…</tag>``: the form of every yes/no check's reply."""
-    inside = parse_tag(text, tag, primed=primed)
-    if not inside.ok:
-        return inside
-    verdict = parse_yes_no(inside.value)
-    return verdict if verdict.ok else failed(f"<{tag}> holds no yes/no: {inside.value[:60]!r}")

@@ -16,7 +16,7 @@ import jinja2
 
 from tasks.errors import ConfigError
 from tasks.llm.registry import ModelSpec
-from tasks.llm.types import ChatMessage, LLMRequest
+from tasks.llm.types import ChatMessage, LLMRequest, ResponseFormat
 
 SUFFIX = ".j2"
 
@@ -68,7 +68,7 @@ def available_templates() -> list[str]:
 
 def prompt_request(
     spec: ModelSpec, template: str, *, max_tokens: int, stop: tuple[str, ...] | None = None, seed: int | None = None,
-    temperature: float = 0.0, **variables: Any,
+    temperature: float = 0.0, response_format: ResponseFormat | None = None, **variables: Any,
 ) -> LLMRequest:
     """One step's request for ``spec``: the rendered template as a prompt, or as the user message of a chat.
 
@@ -76,9 +76,12 @@ def prompt_request(
     examples and an open slot that a base model continues and a chat model
     answers.  ``chat`` is passed to the template so it can drop the open slot's
     trailing label for chat models, which answer better without it.
+    ``response_format``: the JSON schema the reply must follow, where the
+    backend can enforce one (:mod:`tasks.llm.verdicts`).
     """
     text = render(template, chat=spec.mode == "chat", **variables)
+    common: dict[str, Any] = {"max_tokens": max_tokens, "stop": stop, "seed": seed, "temperature": temperature,
+                              "response_format": response_format}
     if spec.mode == "chat":
-        return LLMRequest(messages=(ChatMessage(role="user", content=text),), max_tokens=max_tokens, stop=stop, seed=seed,
-                          temperature=temperature)
-    return LLMRequest(prompt=text, max_tokens=max_tokens, stop=stop, seed=seed, temperature=temperature)
+        return LLMRequest(messages=(ChatMessage(role="user", content=text),), **common)
+    return LLMRequest(prompt=text, **common)

@@ -11,6 +11,7 @@ as malformed when it persists.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,6 +30,26 @@ class ChatMessage(BaseModel):
     content: str
 
 
+class ResponseFormat(BaseModel):
+    """A JSON schema the reply must follow, for backends that can constrain output (judges' verdicts).
+
+    The schema is kept as canonical JSON text so that a request stays hashable and its cache key stable.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    schema_text: str
+
+    @classmethod
+    def of(cls, name: str, schema: dict[str, Any]) -> ResponseFormat:
+        return cls(name=name, schema_text=json.dumps(schema, separators=(",", ":")))
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        return json.loads(self.schema_text)
+
+
 class LLMRequest(BaseModel):
     """One call: ``messages`` for chat models, ``prompt`` for completion models, never both.
 
@@ -45,6 +66,7 @@ class LLMRequest(BaseModel):
     temperature: float = Field(0.0, ge=0.0)
     stop: tuple[str, ...] | None = None
     seed: int | None = None
+    response_format: ResponseFormat | None = None  # the reply as a JSON object of this schema, where the backend can
 
     @model_validator(mode="after")
     def _one_input(self) -> LLMRequest:

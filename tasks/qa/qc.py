@@ -25,14 +25,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.distractors.answers import normalise_answer
 from tasks.llm import BudgetLedger, CallResult, LLMClient, prompt_request
+from tasks.llm.verdicts import QC_CHECKS, read_checks
 from tasks.qa.xrag_articles import article_texts
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 
 TEMPLATE = "qc_prescreen"
-PRIMED = "Natural:"
-#: The three questions the pre-screen answers, as (check_name, label in the reply).
-LLM_CHECKS = (("natural", "Natural"), ("answerable", "Answerable"), ("answer_correct", "Correct"))
+#: The three questions the pre-screen answers: check name → its key in the reply.
+LLM_CHECKS = {"natural": "natural", "answerable": "answerable", "answer_correct": "correct"}
 # English phrasings of a question that leans on a text the reader of the benchmark will not have.
 _CONTEXT_REFERENCE = re.compile(
     r"\b(?:the|this|that|above|given)\s+(?:passage|text|article|paragraph|document|excerpt|summary|context)s?\b",
@@ -46,7 +46,7 @@ class QcConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     doc_chars: int = Field(1500, ge=100, description="Characters of each supporting document shown to the screening model.")
-    max_tokens: int = Field(24, ge=8, description="Tokens for the three verdict lines.")
+    max_tokens: int = Field(160, ge=16, description="Tokens for the three verdicts and their justification.")
 
 
 def rule_verdicts(question: str, answer: str) -> list[tuple[str, str, str | None]]:
@@ -61,33 +61,24 @@ def rule_verdicts(question: str, answer: str) -> list[tuple[str, str, str | None
     ]
 
 
-def llm_verdicts(result: CallResult, *, primed: str = "") -> list[tuple[str, str, str | None]]:
-    """(check_name, verdict, reason) per LLM check; a line missing from the reply is ``unsure`` with the reason.
-
-    ``primed`` is the label a completion prompt ends with (see :mod:`tasks.llm.parsing`).
-    """
+def llm_verdicts(result: CallResult, lang: str) -> list[tuple[str, str, str | None]]:
+    """(check_name, verdict, reason) per LLM check; a verdict missing from the reply, or not plainly yes or no, is
+    ``unsure`` with the reason (:func:`tasks.llm.verdicts.read_checks`)."""
     if result.response is None:
         reason = f"pre-screen call {result.status}: {result.error or 'no answer'}"
-        return [(check, "unsure", reason) for check, _ in LLM_CHECKS]
-    text = primed + result.answer  # past any echo of the prompt, whose worked example has verdicts too
-    verdicts = []
-    for check, label in LLM_CHECKS:
-        # "Natural: yes", "**Natural:** yes", "**Natural**: *yes*" and full-width colons alike
-        match = re.search(rf"{label}[\s*_]*[:：][\s*_]*(yes|no)\b", text, re.IGNORECASE)
-        if match is None:
-            verdicts.append((check, "unsure", f"no '{label}: yes/no' line in the reply"))
-        else:
-            verdicts.append((check, "pass" if match.group(1).lower() == "yes" else "fail", None))
-    return verdicts
+        return [(check, "unsure", reason) for check in LLM_CHECKS]
+    read = read_checks(result.answer, lang, LLM_CHECKS)  # past any echo of the prompt, whose example has verdicts too
+    return [(check, "unsure", parsed.reason) if not parsed.ok else (check, "pass" if parsed.value else "fail", None)
+            for check, parsed in read.items()]
 
 
 def _documents_texts(wh: Warehouse, items: list[tuple], limit: int) -> list[list[str]]:
     """What each item was written from: ECLEKTIC's context, else its supporting articles (each cut to ``limit``)."""
     supporting = [[] if context else [(d["lang"], d["page_id"]) for d in json.loads(documents)]
-                  for _, _, _, context, documents in items]
+                  for _, _, _, context, documents, *_ in items]
     articles = article_texts(wh, {key for keys in supporting for key in keys})
     return [[context[:limit]] if context else [articles[key].text[:limit] for key in keys]
-            for (_, _, _, context, _), keys in zip(items, supporting, strict=True)]
+            for (_, _, _, context, *_), keys in zip(items, supporting, strict=True)]
 
 
 def prescreen(
@@ -99,25 +90,25 @@ def prescreen(
     Replaces the benchmark's earlier pre-screen rows.
     """
     items = wh.query(
-        "SELECT item_id, question, answer, context, documents FROM qa_items"
+        "SELECT item_id, question, answer, context, documents, lang FROM qa_items"
         " WHERE benchmark = ? AND status = 'ok' ORDER BY item_id",
         [benchmark],
     )
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     rows = []
-    for item_id, question, answer, _, _ in items:
+    for item_id, question, answer, *_ in items:
         for check, verdict, reason in rule_verdicts(question, answer):
             rows.append([benchmark, item_id, check, verdict, f"rule:{check}", None, reason, "prescreen", fp, now])
     if judge is not None:
         spec = client.registry.get(judge)
         requests = [
-            prompt_request(spec, TEMPLATE, max_tokens=config.max_tokens, stop=("\n\n",), question=question,
-                           answer=answer, documents=texts)
-            for (_, question, answer, _, _), texts in zip(items, _documents_texts(wh, items, config.doc_chars), strict=True)
+            prompt_request(spec, TEMPLATE, max_tokens=config.max_tokens, stop=("\n\n",), response_format=QC_CHECKS,
+                           question=question, answer=answer, documents=texts)
+            for (_, question, answer, *_), texts in zip(items, _documents_texts(wh, items, config.doc_chars), strict=True)
         ]
         results = client.run_sync(judge, requests, stage=stage, budget=budget)
-        for (item_id, _, _, _, _), result in zip(items, results, strict=True):
-            for check, verdict, reason in llm_verdicts(result, primed=PRIMED if spec.mode == "completion" else ""):
+        for (item_id, *_, lang), result in zip(items, results, strict=True):
+            for check, verdict, reason in llm_verdicts(result, lang):
                 rows.append([benchmark, item_id, check, verdict, f"llm:{judge}", None, reason, "prescreen", fp, now])
     with wh.transaction() as cur:
         cur.execute("DELETE FROM qa_reviews WHERE benchmark = ? AND source = 'prescreen'", [benchmark])

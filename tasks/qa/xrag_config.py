@@ -57,7 +57,7 @@ class XragConfig(BaseModel):
     check_chars: int = Field(800, ge=100, description="Characters of each article shown to the relatedness check.")
     source_chars: int = Field(4000, ge=200, description="Characters of an article given to its summary step.")
     answer_chars: int = Field(1500, ge=200, description="Characters of each article given to the answer step.")
-    check_max_tokens: int = Field(8, ge=2, description="Tokens for the relatedness verdict.")
+    check_max_tokens: int = Field(96, ge=16, description="Tokens for the relatedness verdict and its justification.")
     summary_max_tokens: int = Field(256, ge=16, description="Tokens for one summary.")
     simple_qa_max_tokens: int = Field(128, ge=16, description="Tokens for one summary's simple question–answer pairs.")
     question_max_tokens: int = Field(112, ge=16, description="Tokens for one pair's questions of one type.")

@@ -40,7 +40,8 @@ from tqdm import tqdm
 from tasks.errors import BabelbenchError
 from tasks.distractors.filters import parse_timestamp
 from tasks.llm import Budget, BudgetLedger, LLMClient, prompt_request
-from tasks.llm.parsing import Parsed, parse_tagged_yes_no
+from tasks.llm.parsing import Parsed
+from tasks.llm.verdicts import YES_NO, read_yes_no
 from tasks.pairing.mining import articles_sql
 from tasks.qa.outcomes import item_outcome
 from tasks.qa.xrag_articles import article_texts
@@ -240,9 +241,10 @@ def find_pairs(wh: Warehouse, benchmark: str, langs: list[str], config: XragConf
                        message=f"{sum(counts.values())} candidate pairs ({dict(counts)}), {filtered} filtered")
 
 
-def parse_related(text: str, *, primed: str = "") -> Parsed:
-    """The check's verdict (value: bool) from the ``<related>`` tag of the reply."""
-    return parse_tagged_yes_no(text, RELATED_TAG, primed=primed)
+def parse_related(text: str, lang: str) -> Parsed:
+    """The check's verdict (value: :class:`tasks.llm.verdicts.Verdict`) from the reply's JSON, else its
+    ``<related>`` tag or plain words, read strictly."""
+    return read_yes_no(text, lang, tag=RELATED_TAG)
 
 
 def check_related(
@@ -263,14 +265,14 @@ def check_related(
     for p in asked:
         a, b = texts[(p["lang_a"], p["page_a"])], texts[(p["lang_b"], p["page_b"])]
         requests.append(prompt_request(
-            spec, RELATED_TEMPLATE, max_tokens=config.check_max_tokens, stop=(f"</{RELATED_TAG}>", "\n"),
+            spec, RELATED_TEMPLATE, max_tokens=config.check_max_tokens, response_format=YES_NO,
+            stop=("\n\n",) if spec.mode == "completion" else None,
             title_a=a.title, text_a=a.text[: config.check_chars], title_b=b.title, text_b=b.text[: config.check_chars]))
     results = client.run_sync(generator, requests, stage="xrag-related", budget=budget)
-    primed = f"<{RELATED_TAG}>" if spec.mode == "completion" else ""
     for p, result in zip(asked, results):
-        outcome = item_outcome(result, lambda text: parse_related(text, primed=primed))
+        outcome = item_outcome(result, lambda text, lang=p["lang_a"]: parse_related(text, lang))
         if outcome.ok:
-            p["status"], p["reason"] = ("related", None) if outcome.value else ("unrelated", UNRELATED)
+            p["status"], p["reason"] = ("related", None) if outcome.value.value else ("unrelated", UNRELATED)
         else:
             p["status"], p["reason"] = outcome.status, outcome.reason
     with wh.transaction() as cur:

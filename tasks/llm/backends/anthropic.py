@@ -3,11 +3,13 @@
 Chat only.  System messages go into the API's separate ``system`` field.  The
 Messages API of the SDK this was written against (anthropic 2.12) takes no
 ``temperature`` and no ``seed``: both are not sent and only distinguish cache
-entries.
+entries.  A request with a response format is asked to call one tool whose
+input schema is that format; the tool's input, as JSON, is the reply.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -34,6 +36,11 @@ class AnthropicBackend:
             params["system"] = system
         if request.stop is not None:
             params["stop_sequences"] = list(request.stop)
+        if request.response_format is not None:
+            name = request.response_format.name
+            params["tools"] = [{"name": name, "description": "Record your verdict.",
+                                "input_schema": request.response_format.json_schema}]
+            params["tool_choice"] = {"type": "tool", "name": name}
         started = time.perf_counter()
         try:
             result: Any = await self._client.messages.create(**params)
@@ -47,7 +54,9 @@ class AnthropicBackend:
         usage = getattr(result, "usage", None)
         if blocks is None or usage is None:
             raise MalformedResponseError(f"model {self.spec.name!r}: the response lacks content or usage: {str(result)[:200]}")
-        text = "".join(getattr(block, "text", "") for block in blocks if getattr(block, "type", None) == "text")
+        text = "".join(getattr(block, "text", "") if getattr(block, "type", None) == "text"
+                       else json.dumps(getattr(block, "input", None), ensure_ascii=False)
+                       if getattr(block, "type", None) == "tool_use" else "" for block in blocks)
         raw = {"id": getattr(result, "id", None), "model": getattr(result, "model", None)}
         return LLMResponse(text, usage.input_tokens, usage.output_tokens, getattr(result, "stop_reason", None), latency, raw)
 

@@ -15,14 +15,16 @@ must beat: copying the likeliest sentence.
 ceiling of a benchmark's scorers, which shows that they can tell a right
 answer from a wrong one (it declines where the question has no answer).
 
-``reference-judge`` judges like a real judge, in the same output format, but
+``reference-judge`` judges like a real judge, in the same structured form
+(the JSON verdict of :mod:`tasks.llm.verdicts` the request asks for), but
 by token overlap with the gold answer (MKQA's improved tokens for the
-question's language, citations stripped): pointwise (``<correct>yes</correct>``
-or whatever tag the prompt's example uses) "yes" when the answer holds at
-least :data:`RECALL_THRESHOLD` of the gold answer's tokens — the judges'
-rule is "key facts present, extra detail allowed", so recall, not F1 —
-pairwise ``[[A]]``/``[[B]]`` for the answer with the higher token F1 against
-the gold, ``[[C]]`` when they are equal, so a closer, shorter answer wins.
+question's language, citations stripped): pointwise "yes" when the answer
+holds at least :data:`RECALL_THRESHOLD` of the gold answer's tokens — the
+judges' rule is "key facts present, extra detail allowed", so recall, not
+F1 — pairwise the answer with the higher token F1 against the gold, a tie
+when they are equal, so a closer, shorter answer wins.  An instance without
+a gold answer fails the call: it has nothing to compare with, and a tie or
+a "no" would be a verdict made up.
 It is a deterministic baseline for demos and tests, not a judge to trust:
 it reads words, not meaning, and credits an answer that copies a sentence
 containing the gold's words whether or not it answers the question.
@@ -39,6 +41,7 @@ A baseline runs in-process and costs nothing; ``abstain`` and
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
@@ -47,13 +50,13 @@ from tasks.inference.reading import strip_citations
 from tasks.llm.backends.gold import Gold, gold_for
 from tasks.llm.registry import ModelSpec
 from tasks.llm.types import LLMRequest, LLMResponse, PermanentLLMError
+from tasks.llm.verdicts import PAIRWISE, YES_NO
 from tasks.metrics.mkqa_improved import improved_tokens
 from tasks.metrics.mkqa_official import token_f1
 
 DECLINE = "I don't know."
 #: The share of the gold answer's tokens an answer must hold for the reference judge's pointwise "yes".
 RECALL_THRESHOLD = 0.5
-_EXAMPLE_VERDICT = re.compile(r"<(\w+)>\s*(?:yes|no)\s*</\1>")
 _WORD = re.compile(r"\w{3,}")
 _CITED_LINE = re.compile(r"^\[([^\]\s]+)\]\s*(.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
@@ -127,29 +130,26 @@ def gold_f1(answer: str, gold: Gold) -> float:
 
 
 def reference_verdict(request: LLMRequest) -> str:
-    """A judge's reply by token overlap with the gold (see the module notes), in the form the prompt asks for.
-
-    A pairwise prompt asks for ``[[A]]``/``[[B]]``/``[[C]]`` after a short explanation; a pointwise one for
-    the tag of its worked example.  A completion prompt that opened the verdict (``[[`` or ``<tag>``) is
-    continued from there, as a base model would.
-    """
-    gold, prompt = _gold(request, "reference-judge"), _prompt_text(request)
-    if "[[A]]" in prompt:
+    """A judge's JSON verdict by token overlap with the gold (see the module notes), of the form the request asks."""
+    gold, wanted = _gold(request, "reference-judge"), request.response_format
+    if not gold.answers:
+        raise PermanentLLMError("reference-judge: this instance has no gold answer to compare with")
+    if wanted == PAIRWISE:
         if len(gold.judged) != 2:
-            raise PermanentLLMError(f"reference-judge: a pairwise prompt needs two answers, got {len(gold.judged)}")
+            raise PermanentLLMError(f"reference-judge: a pairwise verdict needs two answers, got {len(gold.judged)}")
         first, second = (gold_f1(answer, gold) for answer in gold.judged)
-        verdict = "A" if first > second else "B" if second > first else "C"
-        if prompt.rstrip().endswith("[["):
-            return f"{verdict}]]"
-        return f"Token F1 against the reference answer: A {first:.2f}, B {second:.2f}. [[{verdict}]]"
-    if len(gold.judged) != 1:
-        raise PermanentLLMError(f"reference-judge: a pointwise prompt needs one answer, got {len(gold.judged)}")
-    example = _EXAMPLE_VERDICT.search(prompt)  # the template's worked example comes before the answer judged
-    tag = example.group(1) if example else "correct"
-    said = "yes" if gold_recall(gold.judged[0], gold) >= RECALL_THRESHOLD else "no"
-    if prompt.rstrip().endswith(f"<{tag}>"):
-        return f"{said}</{tag}>"
-    return f"<{tag}>{said}</{tag}>"
+        winner = "A" if first > second else "B" if second > first else "tie"
+        return json.dumps({"reason": f"Token F1 against the reference answer: A {first:.2f}, B {second:.2f}.",
+                           "winner": winner})
+    if wanted == YES_NO:
+        if len(gold.judged) != 1:
+            raise PermanentLLMError(f"reference-judge: a pointwise verdict needs one answer, got {len(gold.judged)}")
+        recall = gold_recall(gold.judged[0], gold)
+        return json.dumps({"justification": f"The answer holds {recall:.0%} of the reference answer's words (at least"
+                                            f" {RECALL_THRESHOLD:.0%} needed).",
+                           "verdict": "yes" if recall >= RECALL_THRESHOLD else "no"})
+    raise PermanentLLMError("reference-judge answers only judges' verdict requests (a pointwise or pairwise JSON"
+                            " verdict); this request asks for something else")
 
 
 #: Baseline name (a registry entry's ``model``) → how it replies to a request.

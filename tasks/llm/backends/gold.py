@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from tasks.errors import ConfigError
 from tasks.inference.prompting import document_id
 from tasks.llm.registry import ModelSpec
 from tasks.llm.types import LLMRequest
@@ -106,3 +107,17 @@ def gold_shown_to(wh: Warehouse, spec: ModelSpec, benchmark: str, asked: Sequenc
         yield
     finally:
         _GOLD.reset(token)
+
+
+def check_gold_readers(wh: Warehouse, specs: Sequence[ModelSpec], benchmark: str) -> None:
+    """Refuse, before any call, a baseline among ``specs`` that reads the gold when ``benchmark`` has none (a MIRACL
+    import: judged passages, no answers): every verdict or answer it gave would be made up."""
+    readers = [spec.name for spec in specs if spec.backend == "baseline" and spec.model in GOLD_READERS]
+    if not readers:
+        return
+    answered = wh.scalar("SELECT count(*) FROM instances WHERE benchmark = ? AND (coalesce(answer, '') <> ''"
+                         " OR len(list_filter(json_extract_string(gold, '$[*].text'), t -> coalesce(t, '') <> '')) > 0)",
+                         [benchmark])
+    if not answered:
+        raise ConfigError(f"benchmark {benchmark!r} has no gold answers, and {', '.join(readers)} compares with the gold"
+                          " answer: choose a model as judge (or a system other than the oracle)")

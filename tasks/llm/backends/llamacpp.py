@@ -4,7 +4,9 @@ A model is loaded once per process and shared by every run; llama.cpp's
 context is not thread-safe, so calls take turns on a lock and run in a worker
 thread, keeping the event loop free.  Errors here are permanent (a prompt
 longer than the context, a failing model): nothing is remote, so nothing is
-worth retrying.
+worth retrying.  A request with a response format is decoded under a grammar
+made from its JSON schema, in both modes, so even a small base model writes
+a verdict object.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import os
 import tempfile
 import threading
 import time
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from tasks.errors import ConfigError
 from tasks.llm.backends import require_sdk
 from tasks.llm.registry import PACKAGED_GEMMA, ModelSpec
-from tasks.llm.types import LLMRequest, LLMResponse, PermanentLLMError
+from tasks.llm.types import LLMRequest, LLMResponse, PermanentLLMError, ResponseFormat
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +99,13 @@ def _close_all() -> None:
         _loaded.clear()
 
 
+@lru_cache(maxsize=16)
+def _grammar(response_format: ResponseFormat) -> Any:
+    """llama.cpp's grammar for the schema (building one parses the schema: once per format)."""
+    llama_cpp = require_sdk("llama_cpp", "pip install llama-cpp-python (builds llama.cpp from source)")
+    return llama_cpp.LlamaGrammar.from_json_schema(response_format.schema_text, verbose=False)
+
+
 class LlamaCppBackend:
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
@@ -111,6 +121,8 @@ class LlamaCppBackend:
             "stop": list(request.stop or ()),
             "seed": request.seed,
         }
+        if request.response_format is not None:
+            params["grammar"] = _grammar(request.response_format)
         with self._lock:
             started = time.perf_counter()
             try:

@@ -2,10 +2,16 @@
 
 The SDK's own retries are off (``max_retries=0``): the client retries, the
 same way for every backend, and records every attempt's outcome.
+
+A chat request with a response format is sent with a JSON-schema
+``response_format``; a server that refuses the field (HTTP 400 naming it) is
+asked again without it, and from then on this model's requests go without
+it — the verdict reader still reads an unconstrained reply.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -17,11 +23,14 @@ from tasks.llm.budget import CHARS_PER_TOKEN, estimated_input_tokens
 from tasks.llm.registry import ModelSpec
 from tasks.llm.types import LLMRequest, LLMResponse, MalformedResponseError
 
+log = logging.getLogger(__name__)
+
 
 class OpenAICompatBackend:
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         self._client = openai.AsyncOpenAI(base_url=spec.base_url, api_key=api_key(spec), max_retries=0, timeout=spec.timeout)
+        self._schemas = True  # until the server refuses response_format
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         params: dict[str, Any] = {"model": self.spec.model, "max_tokens": request.max_tokens, "temperature": request.temperature}
@@ -33,7 +42,7 @@ class OpenAICompatBackend:
         try:
             if request.messages is not None:
                 messages = [m.model_dump() for m in request.messages]
-                reply = await self._client.chat.completions.with_raw_response.create(messages=messages, **params)
+                reply = await self._chat(messages, params, request)
             else:
                 reply = await self._client.completions.with_raw_response.create(prompt=request.prompt, **params)
         except Exception as exc:
@@ -42,6 +51,22 @@ class OpenAICompatBackend:
                 raise
             raise error from None  # the SDK's exception holds the provider's raw text, which may echo the key
         return self._response(reply.content, request, time.perf_counter() - started)
+
+    async def _chat(self, messages: list[dict[str, Any]], params: dict[str, Any], request: LLMRequest) -> Any:
+        create = self._client.chat.completions.with_raw_response.create
+        if request.response_format is None or not self._schemas:
+            return await create(messages=messages, **params)
+        schema = {"name": request.response_format.name, "schema": request.response_format.json_schema, "strict": True}
+        try:
+            return await create(messages=messages, response_format={"type": "json_schema", "json_schema": schema},
+                                **params)
+        except openai.BadRequestError as exc:
+            if "response_format" not in str(exc) and "json_schema" not in str(exc):
+                raise
+            self._schemas = False
+            log.warning("model %r: the server refused a JSON-schema response_format; its replies are read"
+                        " unconstrained from now on", self.spec.name)
+            return await create(messages=messages, **params)
 
     def _response(self, body: bytes, request: LLMRequest, latency: float) -> LLMResponse:
         """The parts we need, read from the JSON body and checked to exist.
