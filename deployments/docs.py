@@ -55,6 +55,7 @@ STAGE_TABLES: Mapping[str, tuple[str, ...]] = {
     "instances": ("instances",),
     "import": ("qa_benchmarks", "qa_items", "instances", "documents", "clir_qrels"),
     "import-responses": ("responses",),
+    "import-verdicts": ("judgements",),
     "inference": ("responses",),
     "judging": ("judgements",),
     "scoring": ("leaderboard",),

@@ -27,13 +27,14 @@ from flows.qa_cli import instances_app, qa_app, review_app, translate  # noqa: E
 from flows.eval_cli import arena, evaluate, features, leaderboard, report, rerun  # noqa: E402
 from flows.score_cli import score_app  # noqa: E402
 from flows.import_cli import import_app  # noqa: E402
+from flows.judges_cli import judges_app  # noqa: E402
 from flows.models_cli import models_app  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
 from tasks.text.languages import OVERRIDES_ENV, reload_rules  # noqa: E402
 
 #: The order a user runs the commands in; ``--help`` lists them so.
-WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "models", "eval", "features", "arena", "leaderboard", "report", "rerun", "backfill", "score", "sql", "demo")
+WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "models", "eval", "features", "arena", "leaderboard", "judges", "report", "rerun", "backfill", "score", "sql", "demo")
 
 
 class _WorkflowOrder(TyperGroup):
@@ -58,6 +59,7 @@ app.command("arena")(arena)
 app.command("report")(report)
 app.command("rerun")(rerun)
 app.command("leaderboard")(leaderboard)
+app.add_typer(judges_app, name="judges")
 app.add_typer(score_app, name="score")
 app.add_typer(import_app, name="import")
 app.add_typer(models_app, name="models")

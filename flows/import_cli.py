@@ -5,7 +5,8 @@ Each command runs the ``import`` flow (flows/imports.py), the one the ``import``
 Every dataset command takes ``--source``, ``--name``, ``--langs`` and ``--force``;
 the layout each reads is described in its ``--source`` help and in its module of
 ``tasks/imports/``.  ``import responses`` stores a model's answers made elsewhere
-(tasks/imports/responses.py) in one import stage cell, without a flow of its own.
+(tasks/imports/responses.py) and ``import verdicts`` a person's verdicts on them
+(tasks/imports/verdicts.py), each in one import stage cell, without a flow of its own.
 """
 
 # no `from __future__ import annotations`: typer reads the options of the commands _file_command makes from
@@ -94,6 +95,26 @@ def import_responses(
 
     def run(wh: Warehouse) -> None:
         ref = store(wh, benchmark, model, file, load_registry(home=wh.home).names, force=force)
+        typer.echo(f"{ref.stage}[{ref.cell}]: {ref.status}, {ref.message}")
+
+    with_warehouse(run)
+
+
+@import_app.command("verdicts")
+def import_verdicts(
+    benchmark: Annotated[str, typer.Option(help="The benchmark whose stored responses the verdicts are on.")],
+    judge: Annotated[str, typer.Option(help="Who gave them: stored as judge human:<JUDGE>, never in a model panel.")],
+    file: Annotated[Path, typer.Option(help='JSON lines {"instance_id", "model", "verdict": "yes"|"no"} (true and'
+                                            " false are read as yes and no).")],
+    force: Force = False,
+) -> None:
+    """A person's verdicts on stored responses, kept beside the judges' for `judges agreement`; importing the same
+    name again replaces its verdicts."""
+    from tasks.imports.verdicts import import_verdicts as store
+    from tasks.warehouse.db import Warehouse
+
+    def run(wh: Warehouse) -> None:
+        ref = store(wh, benchmark, judge, file, force=force)
         typer.echo(f"{ref.stage}[{ref.cell}]: {ref.status}, {ref.message}")
 
     with_warehouse(run)

@@ -151,6 +151,23 @@ def test_each_model_evaluation_is_an_mlflow_run_nested_under_the_evaluation(eval
     assert good.data.params["failed_responses"] == "none"
 
 
+def test_the_evaluation_run_holds_its_judges_agreement(eval_home: Path) -> None:
+    import mlflow
+
+    evaluate_flow(EvaluateParams(benchmark="e", models=["good", "weak"], judges=["judge", "judge2"],
+                                 home=str(eval_home)))
+    mlflow.set_tracking_uri(f"sqlite:///{eval_home / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["babelbench-evaluate"], output_format="list")
+    parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
+    # the two judges answer alike: good's 5 right answers yes, its French 1871 and weak's 6 refusals no —
+    # p_o = 1, p_e = (5/12)² + (7/12)² < 1, so κ = 1
+    assert parent.data.metrics["kappa.support.judge vs judge2"] == 1.0
+    table = mlflow.load_table("judge_agreement.json", run_ids=[parent.info.run_id])
+    pooled = table[table["lang"] == "all"].iloc[0]
+    assert (list(pooled["judges"]), pooled["n"], pooled["agreement"]) == (["judge", "judge2"], 12, 1.0)
+    assert set(table["lang"]) == {"all", "de", "en", "fr"}
+
+
 def test_the_leaderboard_command_prints_what_the_evaluation_stored(eval_home: Path) -> None:
     evaluate_flow(EvaluateParams(benchmark="e", models=["good"], judges=["judge"], home=str(eval_home)))
     result = CliRunner().invoke(app, ["--home", str(eval_home), "leaderboard", "--benchmark", "e", "--format", "json"])

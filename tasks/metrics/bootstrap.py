@@ -7,7 +7,7 @@ with another draw.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -72,10 +72,51 @@ def clustered_ratio_ci(
     ratio = float(num.sum() / den.sum())
     if np.count_nonzero(den > 0) < 2:
         return ratio, None, None
-    rng = np.random.default_rng(seed)
-    counts = rng.multinomial(num.size, np.full(num.size, 1.0 / num.size), size=n_resamples)
+    counts = cluster_resamples(num.size, n_resamples, seed)
     totals = counts @ den
-    stats_ = (counts @ num)[totals > 0] / totals[totals > 0]
+    low, high = percentile_interval((counts @ num)[totals > 0] / totals[totals > 0], confidence)
+    return ratio, low, high
+
+
+def clustered_statistic_ci(
+    tables: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], *, n_resamples: int = 1000,
+    confidence: float = 0.95, seed: int = 0,
+) -> tuple[float | None, float | None, float | None]:
+    """``(value, low, high)`` of ``statistic`` over the sum of per-cluster count tables, resampling clusters.
+
+    For statistics that are not a ratio of two sums (an agreement coefficient
+    from a contingency table): ``tables`` holds one row of counts per cluster
+    (shape ``(clusters, k)``), each resample sums the rows it draws, as
+    :func:`clustered_ratio_ci` does, and ``statistic`` maps a stack of summed
+    rows ``(m, k)`` to ``m`` values, NaN where undefined (such resamples are
+    left out; an undefined value is None).  Fewer than two clusters, or no
+    resample where the statistic is defined, give no interval.
+    """
+    data = np.asarray(tables, dtype=float)
+    if data.ndim != 2 or data.shape[0] == 0:
+        raise ValueError(f"clustered_statistic_ci needs a non-empty (clusters, k) table, got shape {data.shape}")
+    point = float(statistic(data.sum(axis=0)[None, :])[0])
+    if np.isnan(point):
+        return None, None, None
+    if data.shape[0] < 2:
+        return point, None, None
+    values = statistic(cluster_resamples(data.shape[0], n_resamples, seed) @ data)
+    defined = values[~np.isnan(values)]
+    if defined.size == 0:
+        return point, None, None
+    low, high = percentile_interval(defined, confidence)
+    return point, low, high
+
+
+def cluster_resamples(n_clusters: int, n_resamples: int, seed: int) -> np.ndarray:
+    """``(n_resamples, n_clusters)`` counts of how often each resample draws each cluster, with replacement:
+    a resample's sums are then one matrix product away."""
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_resamples)
+
+
+def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The central ``confidence`` share of resampled ``values``: the percentile bootstrap interval."""
     tail = (1.0 - confidence) / 2 * 100
-    low, high = np.percentile(stats_, [tail, 100 - tail])
-    return ratio, float(low), float(high)
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return float(low), float(high)

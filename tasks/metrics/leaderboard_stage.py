@@ -16,7 +16,9 @@ from prefect.states import State
 from tasks.inference.prompting import TEMPLATES
 from tasks.judging.pointwise import KINDS
 from tasks.llm import template_hash
+from tasks.metrics.agreement import judge_agreement
 from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, failed_responses, score_model
+from tasks.metrics.score import ALL
 from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.reporting import artifact_key
 from tasks.stage import ReadFields, Stage, StageRef, digest, run_stage
@@ -29,6 +31,8 @@ COUNT_COLUMNS = ("answered", "failed", "judge_failed")
 # 3: failed responses and missing verdicts counted, the whole panel's majority, XRAG's pooled languages without
 # English, ECLEKTIC in percent with transfer denominators, no interval from one cluster
 SCORING = Stage("scoring", 3, upstream=("judging", "inference"))
+#: Pairs of judges beyond which an evaluation's run holds their agreement as its table only, not a metric per pair.
+MAX_KAPPA_METRICS = 10
 
 
 @stage_task("scoring")
@@ -61,10 +65,12 @@ def leaderboard_rows(wh: Warehouse, benchmark: str, models: list[str] | None = N
 
 
 def report_evaluation(wh: Warehouse, benchmark: str, models: list[str], run: TrackedRun) -> None:
-    """One MLflow run per model nested under the evaluation's run, a Prefect table, and the headline rows printed."""
+    """One MLflow run per model nested under the evaluation's run, the judges' agreement in the evaluation's run, a
+    Prefect table, and the headline rows printed."""
     rows = leaderboard_rows(wh, benchmark, models)
     for model in models:
         _log_model_run(wh, benchmark, model, [r for r in rows if r["model"] == model])
+    _log_agreement(wh, benchmark)
     headline = [r for r in rows if r["lang"] == "all" and r["subset"] == "all" and r["metric"] in HEADLINE.values()]
     if headline:
         create_table_artifact(table=headline, key=artifact_key("leaderboard", benchmark),
@@ -123,6 +129,22 @@ def _log_model_run(wh: Warehouse, benchmark: str, model: str, rows: list[dict[st
             " FROM responses r LEFT JOIN judgements j USING (benchmark, instance_id, model)"
             " WHERE r.benchmark = ? AND r.model = ? GROUP BY ALL ORDER BY r.instance_id", [benchmark, model])
         mlflow.log_table(pd.DataFrame(items), "per_item.json")
+
+
+def _log_agreement(wh: Warehouse, benchmark: str) -> None:
+    """The benchmark's judge agreement, as `babelbench judges agreement` prints it, as a table of the active run,
+    and each pair's κ over all languages as a metric ``kappa.<kind>.<judge> vs <judge>`` while pairs are few."""
+    import mlflow
+    import pandas as pd
+
+    rows = judge_agreement(wh, benchmark)
+    if not rows:
+        return
+    mlflow.log_table(pd.DataFrame(rows), "judge_agreement.json")
+    pairs = [r for r in rows if r["lang"] == ALL and r["measure"] == "cohen"]
+    if len(pairs) <= MAX_KAPPA_METRICS:
+        mlflow.log_metrics({mlflow_name(f"kappa.{r['kind']}.{' vs '.join(r['judges'])}"): r["kappa"]
+                            for r in pairs if r["kappa"] is not None})
 
 
 def _per_language_figure(rows: list[dict[str, Any]]):  # noqa: ANN202 (a matplotlib Figure, or None)
