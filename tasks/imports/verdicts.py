@@ -101,7 +101,7 @@ def _write(wh: Warehouse, benchmark: str, judge: str, kind: str, path: Path, fp:
         if isinstance(line.verdict, str) and line.verdict not in VERDICTS:
             raise ConfigError(f'{where}: verdict is {line.verdict!r}, not "yes", "no", true or false')
         rows.append([benchmark, instance_id, model, judge, kind, VERDICTS[line.verdict], "ok",
-                     f"a person's verdict: {path.name} line {number}", None, None, fp])
+                     f"a person's verdict: {path.name} line {number}", None, None, fp, None])
     with wh.transaction() as cur:
         cur.execute("DELETE FROM judgements WHERE benchmark = ? AND judge = ?", [benchmark, judge])
         insert_rows(cur, "judgements", rows)
