@@ -49,6 +49,7 @@ ENGLISH: list[tuple[str, bool | None]] = [
     ('{"justification": "Both say 18', FAIL),
     ('{"justification": "x", "verdict": 1}', FAIL),
     ('{"justification": "x", "verdict": null}', FAIL),
+    ('{"justification": "Line one.\nLine two.", "verdict": "no"}', NO),  # a raw line break in a string
     ('{"justification": "x", "verdict": "yes and no"}', FAIL),
     ('["yes"]', YES),  # not an object: read as text, which is the one word
     ('```json\n{"justification": "Matches.", "verdict": ', FAIL),

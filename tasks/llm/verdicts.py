@@ -23,7 +23,7 @@ from tasks.llm.parsing import Parsed, failed
 from tasks.llm.types import ResponseFormat
 from tasks.text.verdict_words import yes_no_words
 
-_JUSTIFICATION = {"type": "string", "maxLength": 400}
+_JUSTIFICATION = {"type": "string"}
 _YES_OR_NO = {"type": "string", "enum": ["yes", "no"]}
 #: A pointwise verdict: does the answer hold (correct, supported, related …)?
 YES_NO = ResponseFormat.of("yes_no_verdict", {
@@ -55,6 +55,8 @@ _WORD = regex.compile(r"\w+(?:['’]\w+)*")
 #: "no" followed by a word is a determiner that negates what follows ("no idea", "no error"), not the answer "No."
 _DETERMINER_NO = regex.compile(r"\bno(?=\s+\w)")
 _EDGES = regex.compile(r"^[\p{P}\p{S}\s]+|[\p{P}\p{S}\s]+$")
+#: Raw line breaks inside a string are tolerated: a model writing a justification over two lines said what it meant.
+_LENIENT_JSON = json.JSONDecoder(strict=False)
 _FENCE = regex.compile(r"^```(?:json)?\s*(.*?)\s*(?:```)?$", regex.DOTALL | regex.IGNORECASE)
 
 
@@ -80,7 +82,7 @@ def _json_object(text: str) -> dict[str, Any] | None | str:
     if start < 0:
         return None
     try:
-        value, _ = json.JSONDecoder().raw_decode(body, start)
+        value, _ = _LENIENT_JSON.raw_decode(body, start)
     except json.JSONDecodeError as error:
         if start > 0:
             return None  # a brace inside prose, not an object: the prose is read instead

@@ -6,13 +6,16 @@ thread, keeping the event loop free.  Errors here are permanent (a prompt
 longer than the context, a failing model): nothing is remote, so nothing is
 worth retrying.  A request with a response format is decoded under a grammar
 made from its JSON schema, in both modes, so even a small base model writes
-a verdict object.
+a verdict object; the grammar ends the reply when the object closes, so the
+request's stop strings (meant for free text, and which a justification may
+contain) are not applied then.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import json
 import logging
 import os
 import tempfile
@@ -99,11 +102,21 @@ def _close_all() -> None:
         _loaded.clear()
 
 
+#: The most characters a free-text field of a constrained reply may hold: a small model that rambles in its
+#: justification must still close the object within the request's max_tokens.
+FREE_TEXT_CHARS = 200
+
+
 @lru_cache(maxsize=16)
 def _grammar(response_format: ResponseFormat) -> Any:
-    """llama.cpp's grammar for the schema (building one parses the schema: once per format)."""
+    """llama.cpp's grammar for the schema, its free-text fields bounded (building one parses the schema: once per
+    format)."""
     llama_cpp = require_sdk("llama_cpp", "pip install llama-cpp-python (builds llama.cpp from source)")
-    return llama_cpp.LlamaGrammar.from_json_schema(response_format.schema_text, verbose=False)
+    schema = response_format.json_schema
+    for field in schema.get("properties", {}).values():
+        if field.get("type") == "string" and "enum" not in field:
+            field.setdefault("maxLength", FREE_TEXT_CHARS)
+    return llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
 
 
 class LlamaCppBackend:
@@ -122,7 +135,7 @@ class LlamaCppBackend:
             "seed": request.seed,
         }
         if request.response_format is not None:
-            params["grammar"] = _grammar(request.response_format)
+            params["grammar"], params["stop"] = _grammar(request.response_format), []
         with self._lock:
             started = time.perf_counter()
             try:
