@@ -194,11 +194,11 @@ def test_too_few_systems_to_hold_out_get_no_validation_but_words(systems: tuple[
     battles, rows = _arena()
     battles = [b for b in battles if b.model_a in systems and b.model_b in systems]
     rows = [row for row in rows if row[2] in systems]
+    lang_ratings = _lang_ratings(battles)  # finite ones, as the stage passes them
     if unbounded:  # a fourth system that never loses: no finite rating, so it cannot be held out either
         battles += [Battle(f"en{q}", "en", "s6", other, "a") for q in range(30) for other in systems]
         rows += [("en", f"en{q}", "s6", "citation_map_at_10", 0.9) for q in range(30)]
-    result = surrogate(feature_cube(rows), tournaments(battles, bootstrap=10, seed=0), battles,
-                       _lang_ratings(battles), seed=0)
+    result = surrogate(feature_cube(rows), tournaments(battles, bootstrap=10, seed=0), battles, lang_ratings, seed=0)
     finite = len(systems)  # 3 of 4 (one unbounded), or 4: both below the five that validation needs
     assert result["not_validated"] == f"validation needs at least 5 systems with finite ratings; this run has {finite}"
     assert [result[part] for part in VALIDATION] == [None] * len(VALIDATION)
