@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from tasks.arena.battles import ArenaConfig, judging_estimate
 from tasks.arena.bradley_terry import Ties, rating_text
+from tasks.arena.pairwise import agreement_text
 from tasks.arena.report import best_first
 from tasks.arena.stages import (
     ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE, arena_judging_stage, arena_ratings_stage, arena_surrogate_stage,
@@ -104,4 +105,7 @@ def arena_flow(params: ArenaParams) -> list[dict]:
             print(f"{row['model']:<20} {rating_text(row)}"
                   + (f"  no answer on {row['failed_queries']} queries" if row["failed_queries"] else "")
                   + ("  (predicted from features)" if row["predicted"] else ""))
+        judged = next((row for row in rows if not row["predicted"]), None)
+        if judged is not None:  # every judged row of the slice carries the judge's statistics
+            print(agreement_text(judged))
         return finish_run(run, "arena", outcomes, home)

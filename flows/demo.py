@@ -104,7 +104,9 @@ guessed: it is judge_failed, counted here per judge and per check:
 An arena on {XRAG_SAMPLE}: every pair of the four systems on every question, both orders, judged by
 `reference-judge` (the answer with the higher token F1 against the gold answer wins, equal ones tie; a system
 without an answer loses the pair as a forfeit). Bradley-Terry ratings with 95% bootstrap intervals of the rating
-and of the rank; a system that never lost (or never won) has no finite rating, its interval open on that side:
+and of the rank; a system that never lost (or never won) has no finite rating, its interval open on that side.
+The judge's consistency (pairs judged alike in both orders) and first-position rate count only its own verdicts,
+each shown with its denominator (n/a: it decided none); forfeits and battles without a verdict are left out, and counted:
 {_table(arena_columns, arena_rows)}
 
 Backfill: `{bb} backfill --langs {','.join(BACKFILL_LANGS)}` after all of the above — {', '.join(BACKFILL_LANGS)} joins every corpus,

@@ -119,8 +119,11 @@ ARENA_SUMMARY = """
                                                       WHEN 'low' THEN 'below every rated system' ELSE 'n/a' END
                 ELSE '[' || coalesce(round(ci_low, 3)::VARCHAR, '-inf') || ', '
                      || coalesce(round(ci_high, 3)::VARCHAR, '+inf') || ']' END AS "95% interval",
-           rank_low || '-' || rank_high AS rank, n_battles AS battles, round(consistency, 2) AS consistency,
-           round(first_position_rate, 2) AS "first shown wins"
+           rank_low || '-' || rank_high AS rank, n_battles AS battles,
+           coalesce(round(consistency, 2)::VARCHAR, 'n/a') || ' of ' || judged_pairs || ' pairs' AS consistency,
+           coalesce(round(first_position_rate, 2)::VARCHAR, 'n/a') || ' of ' || decisive_verdicts || ' decisive'
+               AS "first shown wins",
+           forfeits || ' forfeits, ' || no_verdict || ' without a verdict' AS "left out of both"
     FROM arena_ratings WHERE benchmark = ? AND judge = ? AND lang = 'all' ORDER BY rank_low, rank_high, model
 """
 
@@ -148,8 +151,9 @@ def judge_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
 
 
 def arena_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
-    """The demo arena's ratings over all languages, and how many of the judge's verdicts could be read."""
+    """The demo arena's ratings over all languages, with the judge's consistency and first-position rate over its
+    own verdicts (n/a where it decided none; what was left out beside them), and every battle status's count."""
     columns, rows = wh.query_with_columns(ARENA_SUMMARY, [XRAG_SAMPLE, JUDGE])
     verdicts = wh.query("SELECT status, count(*) FROM battles WHERE benchmark = ? AND judge = ? GROUP BY ALL"
                         " ORDER BY ALL", [XRAG_SAMPLE, JUDGE])
-    return columns, rows + [(f"(battles: {dict(verdicts)})", None, None, None, None, None, None)]
+    return columns, rows + [(f"(battles: {dict(verdicts)})", *(None,) * (len(columns) - 1))]

@@ -69,16 +69,20 @@ def score_arena(
     ties: Annotated[str, typer.Option(help="drop (ignore ties) | half (half a win to each side).")] = "drop",
     as_json: AsJson = False,
 ) -> None:
-    """Bradley–Terry ratings (natural-log logits, mean zero) with 95% intervals and rank intervals."""
+    """Bradley–Terry ratings (natural-log logits, mean zero) with 95% intervals and rank intervals, and the judge's
+    consistency across both orders and first-position rate (every line of the file is one of its verdicts)."""
     from tasks.arena.bradley_terry import rating_order, rating_text, ratings, read_battles
+    from tasks.arena.pairwise import OrderedVerdict, agreement_text, judge_agreement
 
     try:
-        result = ratings(read_battles(battles), bootstrap=bootstrap, seed=seed, ties=ties)  # type: ignore[arg-type]
+        read = read_battles(battles)
+        result = ratings(read, bootstrap=bootstrap, seed=seed, ties=ties)  # type: ignore[arg-type]
     except BabelbenchError as exc:
         fail(exc)
+    result["judge"] = judge_agreement(OrderedVerdict(b.query_id, b.lang, b.model_a, b.model_b, b.winner) for b in read)
     ordered = sorted(result["models"].items(), key=lambda item: (-rating_order(item[1]), item[0]))
     _show(result, as_json, [f"{result['n_battles']} battles ({result['ties']} ties, {result['order_flips']} order"
-                            f" flips rated as ties, {ties})"]
+                            f" flips rated as ties, {ties})", f"  {agreement_text(result['judge'])}"]
           + [f"  {name:<24} {rating_text(m)}" for name, m in ordered])
 
 

@@ -98,3 +98,25 @@ def test_only_this_runs_systems_and_languages_are_rated_and_earlier_battles_stay
     sides = dict(wh.query("SELECT model, unbounded FROM arena_ratings WHERE lang = 'all'"))
     assert sides == {"s1": "high", "s2": "low"}
     assert wh.scalar("SELECT count(*) FROM arena_ratings WHERE rating IS NULL") == 4
+
+
+def test_the_judge_statistics_count_only_its_own_verdicts(wh: Warehouse, server: FakeLLMServer) -> None:
+    """A judge that always picks the answer shown first, and cannot be read on one query: its statistics leave out
+    the forfeits (s3 failed on two queries) and the unread replies, and count them."""
+    server.answer("[Answer A]", lambda prompt: "[[A]]" if "river, 5?" not in prompt else "Both are fine.")
+    judge_battles(wh, fake_client(wh, server), "m", "en", ["s1", "s2", "s3"], "fake", ArenaConfig(queries_per_lang=6),
+                  "fp")
+    output = rate(wh, "m", "fake", ["s1", "s2", "s3"], ["en"], "half", 50, 0, "fp")
+    rows = wh.query_dicts("SELECT * FROM arena_ratings WHERE model = 's1' ORDER BY lang")
+    # 6 queries x 6 ordered pairs = 36 battles: 8 forfeits (m:1, m:3 x 2 rivals of s3 x 2 orders), 6 unread (m:5),
+    # 22 verdicts, all "A": 9 pairs on m:0, m:2, m:4 and (s1, s2) on m:1, m:3 = 11 pairs, each an order flip
+    # → consistency 0/11 = 0.0, first shown chosen in 22 of 22 = 1.0 (with the forfeits: 4/15 and 26/30)
+    assert [(r["lang"], r["consistency"], r["judged_pairs"], r["order_flips"], r["first_position_rate"],
+             r["decisive_verdicts"], r["forfeits"], r["no_verdict"]) for r in rows] == [
+        ("all", 0.0, 11, 11, 1.0, 22, 8, 6), ("en", 0.0, 11, 11, 1.0, 22, 8, 6)]
+    assert ("judge consistency 0.00 over 11 pairs judged in both orders (11 order flips, rated as ties); first shown"
+            " chosen in 1.00 of 22 decisive verdicts; left out: forfeits (no judge call) 8, battles without a"
+            " verdict 6") in output.message
+    # every s1-s2 battle is an order flip, two ties: the two are exactly tied and share one rank
+    ranks = dict(wh.query("SELECT model, (rank_low, rank_high) FROM arena_ratings WHERE lang = 'all'"))
+    assert ranks["s1"] == ranks["s2"]

@@ -7,7 +7,8 @@ from pathlib import Path
 from tasks.arena.stages import RATING_COLUMNS
 from tasks.warehouse.db import Warehouse
 
-COLUMNS = RATING_COLUMNS.replace(", unbounded, failed_queries)", ")")  # the columns every arena_ratings row has
+COLUMNS = RATING_COLUMNS.split(", unbounded,")[0] + ")"  # the columns every arena_ratings row has
+OUTCOME_COLUMNS = RATING_COLUMNS.split(", judged_pairs,")[0] + ")"  # and the arena's outcomes (sql/017)
 
 
 def test_a_rating_predicted_from_features_is_marked_in_the_leaderboards_view(home: Path) -> None:
@@ -36,7 +37,7 @@ def test_an_arena_rating_shows_its_unanswered_queries_and_its_open_side_in_the_l
     home.mkdir(parents=True)
     with Warehouse(home) as wh:
         with wh.transaction() as cur:
-            cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES ('m', 'judge', 'all', ?, ?, ?, ?, ?,"
+            cur.executemany(f"INSERT INTO arena_ratings {OUTCOME_COLUMNS} VALUES ('m', 'judge', 'all', ?, ?, ?, ?, ?,"
                             " ?, ?, 'drop', ?, ?, 'fp', ?, ?, ?)",
                             [["s1", None, None, None, 1, 1, 12, 1.0, 0.5, False, "high", 0],
                              ["s2", 0.2, -0.1, None, 2, 2, 12, 1.0, 0.5, False, "high", 1],

@@ -75,8 +75,13 @@ def test_the_command_reads_a_file_and_prints_the_documented_json(tmp_path: Path)
                                       "--json"])
     assert result.exit_code == 0, result.output
     printed = json.loads(result.output)
-    assert set(printed) == {"models", "n_battles", "ties", "order_flips"}
+    assert set(printed) == {"models", "n_battles", "ties", "order_flips", "judge"}
     assert (printed["n_battles"], printed["ties"], printed["order_flips"]) == (220, 20, 0)
+    # each query judged in one order only: no pair to be consistent on (null); A, always shown first, won 150 of the
+    # 200 decisive verdicts: 0.75
+    assert printed["judge"] == {"judged_pairs": 0, "consistency": None, "decisive_verdicts": 200,
+                                "first_position_rate": 0.75,
+                                "order_flips": 0, "forfeits": 0, "no_verdict": 0}
     assert set(printed["models"]["A"]) == {"rating", "ci_low", "ci_high", "rank_low", "rank_high", "unbounded"}
     # half: 160 to 60 → the gap is the maximum-likelihood ln(8/3), not a bootstrap mean near it
     gap = printed["models"]["A"]["rating"] - printed["models"]["B"]["rating"]
@@ -97,7 +102,8 @@ def test_the_command_shows_a_system_that_never_lost_as_unbounded(tmp_path: Path)
     readable = CliRunner().invoke(app, ["score", "arena", "--battles", str(path), "--bootstrap", "20"])
     assert readable.exit_code == 0, readable.output
     lines = readable.output.splitlines()
-    assert lines[1].split()[:2] == ["A", "+∞"] and lines[2].split()[:2] == ["B", "−∞"]  # best first
+    assert lines[1].strip().startswith("judge consistency n/a over 0 pairs")  # one order per query: nothing to compare
+    assert lines[2].split()[:2] == ["A", "+∞"] and lines[3].split()[:2] == ["B", "−∞"]  # best first
 
 
 def test_a_bad_line_is_named(tmp_path: Path) -> None:
@@ -221,3 +227,59 @@ def test_a_pair_whose_two_orders_pick_opposite_winners_is_a_tie() -> None:
     assert (result["ties"], result["order_flips"]) == (0, 1)
     # nothing but a flip: no decisive battle left when ties are dropped, half a win each when they count
     assert not rateable(both("q3", "a", "a"), "drop") and rateable(both("q3", "a", "a"), "half")
+
+
+
+#: x, y and z answered every query alike; w only knew the last one. The gold answers decide.
+GOLD = ["Paris", "1889", "the Seine", "Gustave Eiffel", "330 m", "iron", "1887", "France", "72", "three", "Lyon",
+        "the Rhine"]
+SAME = GOLD[:11] + ["the Danube"]
+ANSWERS = {"w": ["I do not know"] * 11 + ["the Rhine"], "x": SAME, "y": list(SAME), "z": list(SAME)}
+
+
+def _answer_battles(path: Path) -> Path:
+    """Every pair on every query in both orders, judged by the answers alone: the one with the gold answer wins, and
+    two that both have it (or both miss it) tie — so x, y and z always tie, and each meets w alike."""
+    def verdict(query: int, first: str, second: str) -> str:
+        right = [GOLD[query] in answer for answer in (first, second)]
+        return "tie" if right[0] == right[1] else "a" if right[0] else "b"
+
+    lines = [{"query_id": f"q{q}", "lang": "en", "model_a": a, "model_b": b,
+              "winner": verdict(q, ANSWERS[a][q], ANSWERS[b][q])}
+             for q in range(12) for a in ANSWERS for b in ANSWERS if a != b]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("ties", ["drop", "half"])
+def test_systems_with_identical_answers_share_one_rank(tmp_path: Path, ties: str) -> None:
+    printed = CliRunner().invoke(app, ["score", "arena", "--battles", str(_answer_battles(tmp_path / "b.jsonl")),
+                                       "--bootstrap", "200", "--ties", ties, "--json"])
+    assert printed.exit_code == 0, printed.output
+    models = json.loads(printed.output)["models"]
+    # x, y, z are one system three times: one rating (to rounding), and no tournament puts one ahead of another.
+    # w wins only q11: a tournament without it leaves w below them all; one with it rates w below them unless q11
+    # is 6 or more of its 12 draws (probability ≈ 2e-4, far below the 2.5% that would move an interval end). So
+    # nothing is ever ahead of the three: rank 1 for each, and w is 4th in every tournament
+    assert models["x"]["rating"] == pytest.approx(models["y"]["rating"], abs=1e-9)
+    assert models["x"]["rating"] == pytest.approx(models["z"]["rating"], abs=1e-9)
+    assert [(models[s]["rank_low"], models[s]["rank_high"]) for s in "wxyz"] == [(4, 4), (1, 1), (1, 1), (1, 1)]
+
+
+def test_hand_made_mirror_records_share_a_rank_and_twins_without_a_battle_between_them_too() -> None:
+    # p and q have the same record against r (3 wins, 1 loss each) and split their own 2 to 2: equal ratings,
+    # so one rank interval; r, below both in the fit, can rank anywhere in a resample
+    battles = (_battles("p", "r", 3, 1) + _battles("q", "r", 3, 1, first_query=10)
+               + _battles("p", "q", 2, 2, first_query=20))
+    models = ratings(battles, bootstrap=200, seed=0)["models"]
+    assert models["p"]["rating"] == pytest.approx(models["q"]["rating"], abs=1e-9)
+    assert (models["p"]["rank_low"], models["p"]["rank_high"]) == (models["q"]["rank_low"], models["q"]["rank_high"])
+    # w beats a, b and c every time, they beat v every time and only tie one another: with ties dropped a, b and c
+    # never met decisively, so none has a finite rating; all three rank anywhere between w (1st) and v (5th): 2–4
+    # (before, the first by name was rated 0 and ranked 2nd, the other two 1–5)
+    quality = {"w": 2, "a": 1, "b": 1, "c": 1, "v": 0}
+    battles = [Battle(str(n), "en", s, t, "a" if quality[s] > quality[t] else "b" if quality[t] > quality[s] else "tie")
+               for n in range(10) for s in quality for t in quality if s != t]
+    models = ratings(battles, bootstrap=50, ties="drop")["models"]
+    assert {s: (m["unbounded"], m["rank_low"], m["rank_high"]) for s, m in models.items()} == {
+        "w": ("high", 1, 1), "a": ("both", 2, 4), "b": ("both", 2, 4), "c": ("both", 2, 4), "v": ("low", 5, 5)}

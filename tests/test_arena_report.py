@@ -133,3 +133,61 @@ def test_the_report_shows_unbounded_ratings_failures_and_missing_features(home: 
     dom = _rendered_dom(out, tmp_path / "chromium-profile")
     # the browser built the rows and the interval plot (no rating per language here, so no heatmap)
     assert '<tr data-system="abstain" class="unbounded" data-unbounded="low">' in dom and dom.count("<svg") == 1
+
+
+def _paragraph(html: str, name: str) -> str:
+    """The text of the first ``<p class="name">``, whitespace folded."""
+    import re
+
+    found = re.search(rf'<p class="{name}">(.*?)</p>', html, re.DOTALL)
+    assert found, name
+    return " ".join(re.sub(r"<[^>]+>", "", found.group(1)).split())
+
+
+def test_the_report_says_what_the_judge_statistics_count_and_why_the_surrogate_is_not_validated(
+        home: Path, tmp_path: Path) -> None:
+    from tasks.arena.report import write_report
+    from tasks.arena.stages import RATING_COLUMNS
+
+    home.mkdir(parents=True)
+    # a judge that tied every pair it saw (no decisive verdict: no first-position rate), 8 forfeits, 2 failed calls
+    report = {"systems": ["a", "b", "c"], "features": ["citation_map_at_10"], "unbounded": ["d"], "predicted": {},
+              "not_validated": "validation needs at least 5 systems with finite ratings; this run has 3",
+              "leave_systems_out": None, "leave_languages_out": None, "pairwise": None, "importances": None,
+              "ablations": None}
+    with Warehouse(home) as wh:
+        with wh.transaction() as cur:
+            cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES ('m', 'judge', 'all', ?, ?, ?, ?, ?,"
+                            " ?, 30, 'half', 1.0, NULL, 'fp', FALSE, NULL, 0, 10, 0, 0, 8, 2)",
+                            [[system, rating, rating - 0.5, rating + 0.5, 1, 3]
+                             for system, rating in (("a", 0.1), ("b", 0.0), ("c", -0.1))])
+            cur.execute("INSERT INTO surrogate_reports VALUES ('m', 'judge', ?, 'fp')", [json.dumps(report)])
+        out = tmp_path / "report.html"
+        write_report(wh, "m", out)
+    html = out.read_text(encoding="utf-8")
+    assert _paragraph(html, "consistency") == (
+        "Judge consistency across both orders: 1.00 over 10 pairs it judged in both orders (0 order flips: the answer"
+        " shown first won both times, rated as ties); answer shown first chosen in n/a of 0 decisive verdicts (0.5 ="
+        " no position bias; n/a: nothing to count). Only the judge's own verdicts count: left out are 8 forfeits (a"
+        " system without an answer, no judge call) and 2 battles without a verdict (a failed or budget-stopped call,"
+        " an unreadable reply).")
+    surrogate = _paragraph(html, "surrogate")
+    assert surrogate.endswith("Not validated: validation needs at least 5 systems with finite ratings; this run has 3"
+                              " (with fewer systems, even a perfect agreement with the judge's order could be chance).")
+    assert "R²" not in html and "Most important feature" not in html and 'class="ablations"' not in html
+    # the same arena with a validated surrogate: R², τ, the most important feature and the ablations
+    validated = report | {"not_validated": None, "importances": {"citation_map_at_10": 0.7, "extra_refusal": 0.3},
+                          "leave_systems_out": {"r2": 0.5, "r2_ci": [0.1, 0.9], "kendall_tau": 0.8},
+                          "ablations": {"only_citation": {"features": ["citation_map_at_10"], "r2": 0.4, "r2_ci": None,
+                                                          "reason": None},
+                                        "only_llm": {"features": [], "r2": None, "r2_ci": None,
+                                                     "reason": "no llm feature was computed"}}}
+    with Warehouse(home) as wh:
+        with wh.transaction() as cur:
+            cur.execute("UPDATE surrogate_reports SET report = ?", [json.dumps(validated)])
+        write_report(wh, "m", out)
+    html = out.read_text(encoding="utf-8")
+    assert _paragraph(html, "surrogate").endswith("Held-out systems: R² 0.500 [0.10, 0.90], Kendall τ 0.800. Most"
+                                                  " important feature: citation_map_at_10.")
+    assert _cells(html, "ablations") == [["all features", "0.500 [0.10, 0.90]"], ["only citation", "0.400"]]
+    assert 'title="no llm feature was computed">only llm</span>' in html

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from tasks.arena.bradley_terry import Battle, ratings, tournaments
-from tasks.arena.surrogate import ABLATIONS, feature_cube, leave_groups_out, leave_languages_out, r2_interval, surrogate
+from tasks.arena.surrogate import (
+    ABLATIONS, VALIDATION, feature_cube, leave_groups_out, leave_languages_out, r2_interval, surrogate,
+)
 
 QUALITY = {"s0": -1.5, "s1": -0.9, "s2": -0.3, "s3": 0.3, "s4": 0.9, "s5": 1.5}
 
@@ -185,3 +187,30 @@ def test_a_system_with_an_unbounded_rating_does_not_train_the_surrogate() -> Non
     result = surrogate(feature_cube(rows), fitted, battles, _lang_ratings(_arena()[0]), seed=0)
     assert result["unbounded"] == ["s6"] and "s6" not in result["systems"] and "s6" not in result["predicted"]
     assert len(result["leave_systems_out"]["predicted"]) == len(QUALITY)
+
+
+@pytest.mark.parametrize(("systems", "unbounded"), [(("s0", "s1", "s2"), True), (("s0", "s1", "s2", "s3"), False)])
+def test_too_few_systems_to_hold_out_get_no_validation_but_words(systems: tuple[str, ...], unbounded: bool) -> None:
+    battles, rows = _arena()
+    battles = [b for b in battles if b.model_a in systems and b.model_b in systems]
+    rows = [row for row in rows if row[2] in systems]
+    lang_ratings = _lang_ratings(battles)  # finite ones, as the stage passes them
+    if unbounded:  # a fourth system that never loses: no finite rating, so it cannot be held out either
+        battles += [Battle(f"en{q}", "en", "s6", other, "a") for q in range(30) for other in systems]
+        rows += [("en", f"en{q}", "s6", "citation_map_at_10", 0.9) for q in range(30)]
+    result = surrogate(feature_cube(rows), tournaments(battles, bootstrap=10, seed=0), battles, lang_ratings, seed=0)
+    finite = len(systems)  # 3 of 4 (one unbounded), or 4: both below the five that validation needs
+    assert result["not_validated"] == f"validation needs at least 5 systems with finite ratings; this run has {finite}"
+    assert [result[part] for part in VALIDATION] == [None] * len(VALIDATION)
+    assert result["systems"] == list(systems)
+
+
+def test_five_systems_with_finite_ratings_are_validated() -> None:
+    battles, rows = _arena()
+    kept = ("s0", "s1", "s2", "s3", "s4")
+    battles = [b for b in battles if b.model_a in kept and b.model_b in kept]
+    cube = feature_cube([row for row in rows if row[2] in kept])
+    result = surrogate(cube, tournaments(battles, bootstrap=10, seed=0), battles, _lang_ratings(battles), seed=0)
+    assert result["not_validated"] is None and len(result["leave_systems_out"]["predicted"]) == 5
+    assert set(result["importances"]) == {"citation_map_at_10", "extra_answer_chars", "citation_map_at_10:missing",
+                                          "extra_answer_chars:missing"}

@@ -69,7 +69,7 @@ def test_citation_map_and_recall_follow_trec_eval_on_deduplicated_lists(wh: Ware
     assert _values(wh, "citation_recall_at_10")[("i1", "sys")] == (pytest.approx(2 / 3), "ok")
     assert average_precision[("i1", "ref")] == (pytest.approx(1 / 3), "ok")  # d1 at rank 1 of 3 relevant
     assert average_precision[("i1", "mute")] == (0.0, "ok")  # no citation scores 0
-    assert average_precision[("i3", "sys")][1] == "not_applicable"  # no relevant passage shown
+    assert average_precision[("i3", "sys")][1] == "not_applicable"  # no judged relevant passage (no documents)
     assert average_precision[("i2", "ref")][1] == "no_response"
 
 
@@ -183,7 +183,7 @@ def test_features_without_a_value_are_counted_per_system(wh: Warehouse) -> None:
     from tasks.features.stages import compute_feature, missing_features
 
     output = compute_feature(wh, "b", "citation_map_at_10", "ref", FeatureModels(), "fp")
-    # ref failed on i2 (no_response); sys has no relevant passage shown on i3 (not_applicable); mute has its one
+    # ref failed on i2 (no_response); sys has no judged relevant passage on i3 (not_applicable); mute has its one
     assert output.message == ("citation_map_at_10: {'no_response': 1, 'not_applicable': 1, 'ok': 4};"
                               " no value for: ref 1/2, sys 1/3")
     assert missing_features(wh, "b") == {"ref": {"citation_map_at_10": 1}, "sys": {"citation_map_at_10": 1}}

@@ -44,7 +44,20 @@ def files(tmp_path: Path) -> dict[str, Path]:
             "reference": _lines(tmp_path / "ref.jsonl", REFERENCE)}
 
 
-def test_citation_features_rank_the_cited_ids_against_the_relevant_passages_shown(files: dict[str, Path]) -> None:
+def test_citations_are_ranked_against_every_judged_relevant_passage_shown_or_not(files: dict[str, Path]) -> None:
+    # the qrels also judge d4 relevant for q1, a passage the model was not shown: trec_eval's denominators count it
+    files["qrels"].write_text(QRELS + "q1 0 d4 1\n", encoding="utf-8")
+    result = score_feature_files(files["responses"], files["passages"], files["qrels"],
+                                 only=["citation_MAP@10", "citation_Recall@10"])
+    scored = {(r["query_id"], r["model"]): r["features"] for r in result["responses"]}
+    # b cites d1, d3: 2 of the 3 relevant, recall 2/3; AP@10 = (1/1 + 2/2) / 3 = 2/3 (shown only: 1.0 and 1.0)
+    assert scored[("q1", "b")] == {"citation_MAP@10": pytest.approx(2 / 3), "citation_Recall@10": pytest.approx(2 / 3)}
+    # a cites d2 (not relevant), then d1 at rank 2: AP@10 = (1/2) / 3 = 1/6, recall 1/3
+    assert scored[("q1", "a")] == {"citation_MAP@10": pytest.approx(1 / 6), "citation_Recall@10": pytest.approx(1 / 3)}
+    assert scored[("q2", "a")] == {"citation_MAP@10": 1.0, "citation_Recall@10": 1.0}  # e1, q2's only relevant
+
+
+def test_citation_features_rank_the_cited_ids_against_the_judged_relevant_passages(files: dict[str, Path]) -> None:
     result = score_feature_files(files["responses"], files["passages"], files["qrels"],
                                  only=["citation_MAP@10", "citation_Recall@10"])
     scored = [(r["query_id"], r["model"], r["features"]) for r in result["responses"]]

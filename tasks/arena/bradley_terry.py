@@ -27,8 +27,11 @@ pair) weights — and all are refitted together on the ordered pairs alone (at
 most n(n−1) rows, whatever the number of battles), warm-started from the
 full fit.  The 95% interval is the 2.5/97.5 percentiles of the tournaments'
 logits, the rank interval those of the system's rank (1 = best; a system
-ranks below those strictly ahead of it) — overlapping rank intervals are
-systems the data cannot order.  (MIRAGE-BENCH rated by the mean of the
+ranks below those ahead of it) — overlapping rank intervals are systems the
+data cannot order.  "Ahead" means by more than ``TIE``: systems whose battles
+are the same (identical answers) have the same ratings up to rounding, in the
+fit and in every tournament, and must share their rank and rank interval,
+not be ordered by floating-point noise.  (MIRAGE-BENCH rated by the mean of the
 tournaments, which drifts from the fit and inflates a system that rarely
 loses: a resample where it never loses sends its logit far up.)
 
@@ -41,6 +44,8 @@ graph) that never loses to the other systems still in play is unbounded
 *above* them (``"high"``), one that never wins is unbounded *below*
 (``"low"``), round after round, until the remaining systems — the *core* —
 are one component; a group that has no decisive battle with the core is
+``"both"`` (ranked anywhere between the groups peeled off above and below
+it); when several such groups are the largest, none is the core and all are
 ``"both"``.  Only the core gets a finite rating (mean zero over the core);
 the others get ``rating`` None, no finite interval, and the side in
 ``unbounded``, ranked above (below) the core in the order they were peeled.
@@ -72,6 +77,11 @@ RIDGE = 1e-6
 GTOL = 1e-9  # a fit stops when no logit's gradient exceeds this
 MAX_STEPS = 100
 MAX_HALVINGS = 40
+#: ratings closer than this are tied (:func:`ahead`): 1000 x GTOL, so a logit the fit leaves within GTOL / curvature
+#: of its optimum (curvature: the sum of w·p(1−p) over its battles, above 1e-3 for any system with a battle that is
+#: not a foregone conclusion) never separates from its twin, while a difference of 1e-6 in logits (a win
+#: probability moved by 2.5e-7) is nothing any number of battles could show
+TIE = 1e-6
 WINNERS = ("a", "b", "tie")
 
 
@@ -264,12 +274,11 @@ def unbounded_sides(beat: np.ndarray) -> tuple[list[Side | None], list[tuple[int
                 (high if won else low).append(remaining[inside])
             elif not won:  # no decisive battle with the others (a group that wins and loses is in between)
                 apart.append(remaining[inside])
-        if not high and not low:  # the groups left never met decisively: the largest one is the core
-            apart.sort(key=lambda group: (-len(group), group[0]))
-            remaining = remaining[labels == largest[0]] if len(largest) == 1 else apart.pop(0)
-            for group in apart:
+        if not high and not low:  # the groups left never met decisively: the largest one, if one is, is the core;
+            # several as large are all apart (preferring one, by name say, would split systems with identical battles)
+            for group in apart:  # below every group peeled off above, above every one peeled off below
                 for system in group:
-                    sides[system], bands[system] = "both", (1, n)
+                    sides[system], bands[system] = "both", (top + 1, bottom)
             break
         for group in high:
             for system in group:
@@ -360,6 +369,12 @@ def tournaments(battles: Sequence[Battle], *, bootstrap: int = 200, seed: int = 
     return Tournaments(rows.models, queries, draws, logits, rating, tuple(sides), tuple(bands), top)
 
 
+def ahead(x: Any, y: Any) -> Any:
+    """Whether rating ``x`` is ahead of ``y`` by more than ``TIE`` (elementwise for arrays); an infinite rating is
+    ahead of every finite one and tied with its equal."""
+    return x > y + TIE
+
+
 def _percentile(values: np.ndarray, q: float) -> np.ndarray:
     """Column percentiles of values that may be ±∞: a percentile that falls between a finite value and an infinite
     one is infinite (linear interpolation toward infinity reaches it)."""
@@ -388,10 +403,10 @@ def ratings(battles: Sequence[Battle], *, bootstrap: int = 200, seed: int = 0, t
     # NaN (nothing decisive in that tournament) is anywhere: −∞ where it helps its rivals, +∞ where it helps itself
     optimistic, pessimistic = np.where(np.isnan(logits), np.inf, logits), np.where(np.isnan(logits), -np.inf, logits)
     core = [n for n, side in enumerate(fitted.sides) if side is None]
-    # rank 1 = best: one plus the number of systems strictly ahead in that tournament, counted within the core
-    best = 1 + (pessimistic[:, None, core] > optimistic[:, core, None]).sum(axis=2)
-    worst = 1 + (optimistic[:, None, core] > pessimistic[:, core, None]).sum(axis=2) \
-        - (optimistic[:, core] > pessimistic[:, core])  # not ahead of itself
+    # rank 1 = best: one plus the number of systems ahead in that tournament (by more than TIE), within the core
+    best = 1 + ahead(pessimistic[:, None, core], optimistic[:, core, None]).sum(axis=2)
+    worst = 1 + ahead(optimistic[:, None, core], pessimistic[:, core, None]).sum(axis=2) \
+        - ahead(optimistic[:, core], pessimistic[:, core])  # not ahead of itself
     low, high = _percentile(pessimistic, 2.5), _percentile(optimistic, 97.5)
     rank_low, rank_high = np.percentile(best, 2.5, axis=0), np.percentile(worst, 97.5, axis=0)
     models = {}

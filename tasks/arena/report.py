@@ -6,9 +6,11 @@ mailed or attached to an MLflow run as it is.  Per judge: the ratings over all
 languages with intervals and rank intervals — an unbounded rating or interval
 side shown as such (∞, "never lost"), never as a number — and each system's
 sampled queries without an answer (each a loss against every system that
-answered), the judge's consistency and position bias, an interval plot, a
+answered), the judge's consistency and position bias with what they count
+and leave out ("n/a" where nothing was decided), an interval plot, a
 language × system heatmap of ratings, and the surrogate judge's validation
-with its ablations.  Then the features each system has no value for, and the
+with its ablations (or, with too few systems to hold any out, why there is
+none).  Then the features each system has no value for, and the
 evaluation's metrics with what each stands on: ``n`` asked, ``answered``,
 ``failed`` and ``judge_failed`` (shown as "–" on rows written before those
 counts existed).
@@ -31,6 +33,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from tasks.arena.bradley_terry import rating_order
+from tasks.arena.stages import AGREEMENT
 from tasks.features.stages import missing_features
 from tasks.version import code_version
 from tasks.warehouse.atomic import atomic_write_text
@@ -49,6 +52,7 @@ class JudgeSection:
     by_lang: dict[str, dict[str, float | None]]
     consistency: str
     first_position: str
+    counts: dict[str, int | None]  # what the judge's statistics count and leave out (sql/021), None before them
     surrogate: dict[str, Any] | None = None  # the surrogate judge's validation, when it was fitted
     figures: dict[str, str] = field(default_factory=dict)  # file name → SVG text
 
@@ -146,7 +150,8 @@ def judge_sections(wh: Warehouse, benchmark: str) -> list[JudgeSection]:
         first = next((r for r in overall if not r["predicted"]), {})
         report = wh.scalar("SELECT report FROM surrogate_reports WHERE benchmark = ? AND judge = ?", [benchmark, judge])
         section = JudgeSection(judge, overall, dict(by_lang), _share(first.get("consistency")),
-                               _share(first.get("first_position_rate")), json.loads(report) if report else None)
+                               _share(first.get("first_position_rate")), {key: first.get(key) for key in AGREEMENT},
+                               json.loads(report) if report else None)
         section.figures = {"intervals.svg": _interval_plot(overall) if overall else "",
                            # predicted systems have no rating per language: no empty column for them
                            "heatmap.svg": _heatmap(section.by_lang, [r["model"] for r in overall if not r["predicted"]])

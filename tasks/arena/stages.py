@@ -5,7 +5,9 @@ run's systems in the run's languages.  Battles of earlier runs (other
 systems, other languages) stay in the table but are never pooled into this
 run's ratings.  A ``forfeit`` battle (a system without an answer on a
 sampled query) is rated like a verdict: a loss for the system that had no
-answer.
+answer.  The judge's statistics (:func:`tasks.arena.pairwise.judge_agreement`)
+count only its own verdicts, with the forfeits and the battles left without a
+verdict counted beside them.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.states import State
 
 from tasks.arena.battles import TEMPLATE, ArenaConfig, JudgingEstimate, judge_battles
-from tasks.arena.bradley_terry import Ties, rateable, rating_order, ratings, tournaments
-from tasks.arena.pairwise import OrderedVerdict, judge_agreement
+from tasks.arena.bradley_terry import Ties, ahead, rateable, rating_order, ratings, tournaments
+from tasks.arena.pairwise import OrderedVerdict, agreement_text, judge_agreement
 from tasks.arena.surrogate import feature_cube, surrogate
 from tasks.features.stages import missing_features
 from tasks.inference.stages import model_identity
@@ -31,12 +33,15 @@ from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, r
 from tasks.warehouse.db import Warehouse
 
 ARENA_JUDGING = Stage("arena-judging", 2, upstream=("inference",))
-ARENA_RATINGS = Stage("arena-ratings", 2, upstream=("arena-judging",))
-ARENA_SURROGATE = Stage("arena-surrogate", 3, upstream=("arena-ratings", "features"))
+ARENA_RATINGS = Stage("arena-ratings", 3, upstream=("arena-judging",))
+ARENA_SURROGATE = Stage("arena-surrogate", 4, upstream=("arena-ratings", "features"))
 RATED = ("ok", "forfeit")  # the battles that have a winner (or a tie)
 STATUSES = (*RATED, "call_failed", "parse_failed", "skipped_budget")  # every battle's status (sql/017)
 RATING_COLUMNS = ("(benchmark, judge, lang, model, rating, ci_low, ci_high, rank_low, rank_high, n_battles, ties,"
-                  " consistency, first_position_rate, fingerprint, predicted, unbounded, failed_queries)")
+                  " consistency, first_position_rate, fingerprint, predicted, unbounded, failed_queries,"
+                  " judged_pairs, decisive_verdicts, order_flips, forfeits, no_verdict)")
+#: what the judge's statistics (:func:`judge_agreement`) count, in the order of their columns
+AGREEMENT = ("judged_pairs", "decisive_verdicts", "order_flips", "forfeits", "no_verdict")
 #: this run's battles: rated ones between its systems, in its languages
 RUN_BATTLES = ("SELECT instance_id, lang, model_a, model_b, winner, status FROM battles"
                " WHERE benchmark = ? AND judge = ? AND list_contains(?, status) AND list_contains(?, model_a)"
@@ -77,24 +82,23 @@ def publish_estimate(estimate: JudgingEstimate, budget: Budget) -> None:
                         "estimate.verdicts": float(estimate.queries * estimate.pairs)})
 
 
-def run_verdicts(wh: Warehouse, benchmark: str, judge: str, models: list[str],
-                 langs: list[str]) -> list[OrderedVerdict]:
-    """This run's rated battles (see the module notes)."""
+def run_verdicts(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: list[str],
+                 statuses: tuple[str, ...] = RATED) -> list[OrderedVerdict]:
+    """This run's battles with one of ``statuses`` (by default the rated ones; see the module notes)."""
     systems = sorted(set(models))
-    return [OrderedVerdict(r["instance_id"], r["lang"], r["model_a"], r["model_b"], r["winner"])
-            for r in wh.query_dicts(RUN_BATTLES, [benchmark, judge, list(RATED), systems, systems, sorted(langs)])]
+    return [OrderedVerdict(r["instance_id"], r["lang"], r["model_a"], r["model_b"], r["winner"], r["status"])
+            for r in wh.query_dicts(RUN_BATTLES, [benchmark, judge, list(statuses), systems, systems, sorted(langs)])]
 
 
-def _failed_queries(wh: Warehouse, benchmark: str, judge: str, models: list[str],
-                    langs: list[str]) -> dict[tuple[str, str], int]:
-    """(lang, system) → how many sampled queries the system had no answer on, from this run's forfeits (the winner
-    is the system that answered; a tie, neither did); lang ``ALL`` counts every language's."""
-    systems = sorted(set(models))
+def _failed_queries(verdicts: list[OrderedVerdict]) -> dict[tuple[str, str], int]:
+    """(lang, system) → how many sampled queries the system had no answer on, from the forfeits (the winner is the
+    system that answered; a tie, neither did); lang ``ALL`` counts every language's."""
     missing: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
-    for r in wh.query_dicts(RUN_BATTLES, [benchmark, judge, ["forfeit"], systems, systems, sorted(langs)]):
-        for system in {"a": (r["model_b"],), "b": (r["model_a"],), "tie": (r["model_a"], r["model_b"])}[r["winner"]]:
-            missing[(r["lang"], system)].add((r["lang"], r["instance_id"]))
-            missing[(ALL, system)].add((r["lang"], r["instance_id"]))
+    for v in verdicts:
+        if v.status == "forfeit":
+            for system in {"a": (v.second,), "b": (v.first,), "tie": (v.first, v.second)}[v.verdict or ""]:
+                missing[(v.lang, system)].add((v.lang, v.query_id))
+                missing[(ALL, system)].add((v.lang, v.query_id))
     return {key: len(queries) for key, queries in missing.items()}
 
 
@@ -102,37 +106,39 @@ def rate(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: li
          seed: int, fp: str) -> StageOutput:
     """Ratings per language and over all languages of this run's battles, with the judge's consistency and each
     system's failed queries; replaces the judge's ratings of the benchmark."""
-    verdicts = run_verdicts(wh, benchmark, judge, models, langs)
-    failed = _failed_queries(wh, benchmark, judge, models, langs)
+    verdicts = run_verdicts(wh, benchmark, judge, models, langs, STATUSES)
+    failed = _failed_queries(verdicts)
     by_lang: dict[str, list[OrderedVerdict]] = defaultdict(list)
     for verdict in verdicts:
         by_lang[verdict.lang].append(verdict)
         by_lang[ALL].append(verdict)
     rows, skipped, notes = [], [], []
     for lang, group in sorted(by_lang.items()):
-        battles = [verdict.battle() for verdict in group]
-        if not rateable(battles, ties):  # only ties (verdicts or order flips), and ties are dropped
+        battles = [verdict.battle() for verdict in group if verdict.status in RATED]
+        agreement = judge_agreement(group)
+        if lang == ALL:
+            notes.append(agreement_text(agreement))
+        if not rateable(battles, ties):  # no rated battle, or only ties (verdicts or order flips) that are dropped
             skipped.append(lang)
             continue
         result = ratings(battles, bootstrap=bootstrap, seed=seed, ties=ties)
-        agreement = judge_agreement(group)
         rows += [[benchmark, judge, lang, model, m["rating"], m["ci_low"], m["ci_high"], m["rank_low"], m["rank_high"],
                   result["n_battles"], ties, agreement["consistency"], agreement["first_position_rate"], fp, False,
-                  m["unbounded"], failed.get((lang, model), 0)]
+                  m["unbounded"], failed.get((lang, model), 0), *(agreement[key] for key in AGREEMENT)]
                  for model, m in result["models"].items()]
         if lang == ALL:
             unbounded = sorted(model for model, m in result["models"].items() if m["rating"] is None)
-            flips = result["order_flips"]
-            notes += [f"{flips} pairs whose orders disagreed rated as ties"] if flips else []
             notes += [f"unbounded (never lost or never won): {', '.join(unbounded)}"] if unbounded else []
     with wh.transaction() as cur:
         cur.execute("DELETE FROM arena_ratings WHERE benchmark = ? AND judge = ?", [benchmark, judge])
         if rows:
-            cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES ({', '.join('?' * 17)})", rows)
+            cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES ({', '.join('?' * len(rows[0]))})",
+                            rows)
     missing = ", ".join(f"{system} {count}" for (lang, system), count in sorted(failed.items()) if lang == ALL)
-    notes = ([f"only ties in {', '.join(skipped)}"] if skipped else []) + notes + (
+    notes = ([f"nothing decisive to rate in {', '.join(skipped)}"] if skipped else []) + notes + (
         [f"no answer (a loss against each system that answered) on: {missing} queries"] if missing else [])
-    return StageOutput(rows=len(rows), message=f"{len(verdicts)} battles rated in {len(by_lang)} groups"
+    rated = sum(verdict.status in RATED for verdict in verdicts)
+    return StageOutput(rows=len(rows), message=f"{rated} battles rated in {len(by_lang)} groups"
                                                + "".join(f"; {note}" for note in notes))
 
 
@@ -184,22 +190,23 @@ def fit_surrogate(wh: Warehouse, benchmark: str, judge: str, models: list[str], 
     report["missing"] = missing_features(wh, benchmark, list(cube.systems))
     predicted_rows = []
     for model, p in report["predicted"].items():
-        rank = 1 + sum(rating > p["rating"] for rating in overall)
+        rank = 1 + sum(ahead(rating, p["rating"]) for rating in overall)
         predicted_rows.append([benchmark, judge, ALL, model, p["rating"], p["ci_low"], p["ci_high"], rank, rank, 0, ties,
-                               None, None, fp, True, None, None])
+                               None, None, fp, True, None, None, *(None for _ in AGREEMENT)])
     with wh.transaction() as cur:
         cur.execute("DELETE FROM arena_ratings WHERE benchmark = ? AND judge = ? AND predicted", [benchmark, judge])
         if predicted_rows:
-            cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES ({', '.join('?' * 17)})",
-                            predicted_rows)
+            cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES"
+                            f" ({', '.join('?' * len(predicted_rows[0]))})", predicted_rows)
         cur.execute("INSERT OR REPLACE INTO surrogate_reports VALUES (?, ?, ?, ?)",
                     [benchmark, judge, json.dumps(report), fp])
     loso = report["leave_systems_out"]
-    r2 = "undefined" if loso["r2"] is None else f"{loso['r2']:.3f}"
+    validation = (f"not validated: {report['not_validated']}" if loso is None else
+                  f"leave-systems-out R² {'undefined' if loso['r2'] is None else format(loso['r2'], '.3f')},"
+                  f" Kendall τ {loso['kendall_tau']}")
     gaps = "; missing features: " + ", ".join(
         f"{system} {sum(counts.values())}" for system, counts in report["missing"].items()) if report["missing"] else ""
-    return StageOutput(rows=len(predicted_rows), message=f"leave-systems-out R² {r2}, Kendall τ {loso['kendall_tau']};"
-                                                         f" {len(predicted_rows)} predicted{gaps}")
+    return StageOutput(rows=len(predicted_rows), message=f"{validation}; {len(predicted_rows)} predicted{gaps}")
 
 
 @stage_task("arena-surrogate")

@@ -10,7 +10,9 @@ Here:
   that tournament's logits.  A system with features but no battles gets the
   mean of the forests' predictions as its *predicted* rating, with their
   2.5/97.5 percentiles as its interval.
-- **Validation that never splits a system.** Leave-systems-out: each system's
+- **Validation that never splits a system**, where there are systems enough
+  to hold some out (``MIN_VALIDATED``; below that the report says so, and has
+  no R², τ, importances or ablations).  Leave-systems-out: each system's
   rating is predicted by a forest fitted on the others (features over the
   arena's queries, maximum-likelihood ratings); R² and Kendall τ against the
   judge's ratings.
@@ -82,6 +84,12 @@ GROUPS = {
 }
 TREES = 100
 R2_BOOTSTRAP = 1000
+#: systems with finite ratings that validation needs: with n systems, even the held-out predictions ordering them
+#: exactly as the judge does (Kendall τ = 1) happens by chance with probability 2/n! (two-sided) — 0.017 for five,
+#: 0.083 for four — so below five no R², τ or importance could tell a surrogate from luck
+MIN_VALIDATED = 5
+#: the report's entries that only validation fills
+VALIDATION = ("leave_systems_out", "leave_languages_out", "pairwise", "importances", "ablations")
 
 
 @dataclass(frozen=True)
@@ -198,7 +206,12 @@ def r2_interval(targets: np.ndarray, predicted: np.ndarray, groups: Sequence[str
 def surrogate(cube: FeatureCube, fitted: Tournaments, battles: Sequence[Battle],
               lang_ratings: dict[str, dict[str, float]], *, seed: int = 0) -> dict[str, Any]:
     """Everything the module notes describe, as one JSON-ready dict; ``lang_ratings[lang][system]`` are the judge's
-    finite ratings within each language (the leave-languages-out targets)."""
+    finite ratings within each language (the leave-languages-out targets).
+
+    ``not_validated`` says in words why there is no validation (fewer than ``MIN_VALIDATED`` systems with finite
+    ratings), None when there is; the validation's entries (``leave_systems_out``, ``leave_languages_out``,
+    ``pairwise``, ``importances``, ``ablations``) are None without it.
+    """
     judged = [s for s in fitted.models if s in cube.systems and np.isfinite(fitted.rating[fitted.models.index(s)])]
     rows = [cube.systems.index(s) for s in judged]
     columns = [fitted.models.index(s) for s in judged]
@@ -224,20 +237,22 @@ def surrogate(cube: FeatureCube, fitted: Tournaments, battles: Sequence[Battle],
                           "ci_low": float(np.percentile(spread[:, n], 2.5)),
                           "ci_high": float(np.percentile(spread[:, n], 97.5)), "predicted": True}
                  for n, system in enumerate(cube.systems) if system in unjudged and len(spread)}
+    report = {"systems": judged, "features": list(cube.features),
+              "unbounded": [s for s in fitted.models if s in cube.systems and s not in judged], "predicted": predicted}
+    if len(judged) < MIN_VALIDATED:
+        return report | {"not_validated": f"validation needs at least {MIN_VALIDATED} systems with finite ratings;"
+                                          f" this run has {len(judged)}"} | dict.fromkeys(VALIDATION)
     overall = cube.design(arena)[rows]
     ratings = fitted.rating[columns]
-    loso = leave_groups_out(overall, ratings, judged, seed)
-    ablations = {ablation.name: _ablation(cube, ablation, rows, arena, ratings, judged, seed)
-                 for ablation in ABLATIONS}
     importances = _forest(seed).fit(overall, ratings).feature_importances_
-    return {
-        "systems": judged, "features": list(cube.features),
-        "unbounded": [s for s in fitted.models if s in cube.systems and s not in judged],
-        "leave_systems_out": loso,
+    return report | {
+        "not_validated": None,
+        "leave_systems_out": leave_groups_out(overall, ratings, judged, seed),
         "leave_languages_out": leave_languages_out(cube, lang_ratings, seed, arena),
         "pairwise": _pairwise(cube, battles, judged, ratings, arena),
         "importances": dict(zip(cube.names(), importances.tolist(), strict=True)),
-        "ablations": ablations, "predicted": predicted,
+        "ablations": {ablation.name: _ablation(cube, ablation, rows, arena, ratings, judged, seed)
+                      for ablation in ABLATIONS},
     }
 
 

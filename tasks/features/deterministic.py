@@ -17,9 +17,10 @@ characters, ROUGE's are the lower-cased words of the project's segmentation).
   with the response (citations stripped); ``unsupported`` when lingua does not
   know the question's language.
 - ``citation_map_at_10`` / ``citation_recall_at_10``: the cited ids, in order
-  of first appearance, as a ranking judged against the relevant passages
-  shown (trec_eval's ``map_cut.10`` and ``recall.10`` through pytrec_eval); no
-  citation scores 0; no relevant passage shown makes the feature not
+  of first appearance, as a ranking judged against the query's judged relevant
+  passages (trec_eval's ``map_cut.10`` and ``recall.10`` through pytrec_eval,
+  whose denominators are the whole relevant set, shown or not); no citation
+  scores 0; a query without a judged relevant passage makes the feature not
   applicable.
 - ``answer_bleu`` (sacreBLEU, 0–100) and ``answer_rouge_l`` (ROUGE-L F, 0–1)
   of the answer against the reference: sacreBLEU's ``zh`` tokenizer for
@@ -89,17 +90,17 @@ def _language(probability: Callable[[FeatureInput], float | None]) -> Compute:
     return _each(measure)
 
 
-NOT_SHOWN = Value(None, "not_applicable", "no relevant passage was shown")
+NO_RELEVANT = Value(None, "not_applicable", "the query has no judged relevant passage")
 UNCITED = Value(0.0)  # no citation scores 0 (trec_eval leaves a query without a ranking out)
 
 
 def _citation(measure: str) -> Compute:
-    """One trec_eval run (pytrec_eval's ``measure``) over the responses that cite something and whose instance
-    showed relevant passages; the others' values need no run."""
+    """One trec_eval run (pytrec_eval's ``measure``) over the responses that cite something and whose query has
+    judged relevant passages; the others' values need no run."""
     field = measure.replace(".", "_")  # how pytrec_eval names a measure's result: map_cut.10 -> map_cut_10
 
     def batch(inputs: Sequence[FeatureInput]) -> list[Value]:
-        values = [NO_RESPONSE if item.status != "ok" else NOT_SHOWN if not item.relevant else UNCITED
+        values = [NO_RESPONSE if item.status != "ok" else NO_RELEVANT if not item.relevant else UNCITED
                   for item in inputs]
         ranked = [n for n, item in enumerate(inputs) if item.status == "ok" and item.relevant and item.citations]
         keys = list(map(str, ranked))

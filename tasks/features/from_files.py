@@ -9,8 +9,9 @@ Three files, and a fourth for the overlap features:
   model was shown;
 - qrels: TREC qrels (``qid 0 docid rel``, MIRACL's files); a passage is
   relevant when its relevance is above 0, and the citation features rank the
-  cited ids against the relevant passages *shown* for the query, as the
-  features stage does;
+  cited ids against every judged relevant passage of the query, shown or not,
+  as trec_eval does (a response cannot cite a relevant passage it was not
+  shown, and its recall says so; on MIRAGE every judged passage is shown);
 - reference (optional): JSON lines ``{"query_id", "answer"}``, the gold
   answers ``answer_bleu`` and ``answer_rougeL`` compare with; without it (or
   without a line for a query) they are not applicable.
@@ -115,8 +116,7 @@ def read_inputs(responses: Path, passages: Path, qrels: Path, reference: Path | 
             raise ConfigError(f"{responses} line {number}: {passages.name} has no passage of query {line.query_id!r}")
         read = read_answer(line.text)
         answer = read.value or ""
-        relevant = frozenset(doc for doc, rel in judged.get(line.query_id, {}).items()
-                             if rel > 0 and doc in shown[line.query_id])
+        relevant = frozenset(doc for doc, rel in judged.get(line.query_id, {}).items() if rel > 0)
         heard = response_language(line.text, line.lang) if language and read.ok else None
         inputs.append(FeatureInput(
             instance_id=line.query_id, model=line.model, lang=line.lang, question=line.question or "",

@@ -44,7 +44,7 @@ class FeatureInput:
     answer_text: str
     raw_text: str  # the model's own reply (see the module notes)
     citations: tuple[str, ...]
-    relevant: frozenset[str]  # ids of the judged relevant passages shown
+    relevant: frozenset[str]  # ids of the query's judged relevant passages (shown or not)
     passages: dict[str, str]  # every shown passage's text by id (empty when not read, see feature_inputs)
     reference: str | None  # the reference answer, None when there is none
     reference_is_own: bool  # the reference is this response's own system's answer
@@ -86,6 +86,8 @@ def feature_inputs(wh: Warehouse, benchmark: str, reference_model: str | None = 
     inputs = []
     for row in rows:
         documents = json.loads(row["documents"] or "[]")
+        # the judged relevant set: the instance's supporting documents — every relevant passage of a MIRACL query
+        # (its judged non-relevant ones are the distractors), an XRAG question's supporting articles — all shown
         relevant = frozenset(document_id(d) for d in documents if d.get("role") == "support")
         reference = row["gold"] or strip_citations(row["reference"] or "")  # a system's answer, citations removed
         inputs.append(FeatureInput(

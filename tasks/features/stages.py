@@ -48,7 +48,8 @@ from tasks.warehouse.db import Warehouse
 FEATURES = Stage("features", 1, upstream=("inference",))
 #: bump a feature's number when what it computes changes: its cells, and only they, recompute
 VERSIONS = {name: 1 for name in (*DETERMINISTIC, *MODEL_FEATURES, *TEMPLATES)} | {
-    "support_entailment": 2, "support_neutral": 2}  # 2: a completion model's reply is its reasoning
+    "support_entailment": 2, "support_neutral": 2,  # 2: a completion model's reply is its reasoning
+    "citation_map_at_10": 2, "citation_recall_at_10": 2}  # 2: "not applicable" says no judged relevant passage
 #: pairs per Dask task, at least: ~1 s of work in one batch, against a round trip of ~0.1 s on a local cluster
 #: (benchmarks/README.md, arena)
 CHUNK = 20_000
