@@ -191,3 +191,26 @@ def test_the_report_says_what_the_judge_statistics_count_and_why_the_surrogate_i
                                                   " important feature: citation_map_at_10.")
     assert _cells(html, "ablations") == [["all features", "0.500 [0.10, 0.90]"], ["only citation", "0.400"]]
     assert 'title="no llm feature was computed">only llm</span>' in html
+
+
+def test_the_report_shows_how_far_the_judges_agree(home: Path, tmp_path: Path) -> None:
+    from tasks.arena.report import write_report
+
+    home.mkdir(parents=True)
+    # two judges on four answers: they agree on r1 (yes), r2 (no), r3 (yes) and differ on r4 (j1 yes, j2 no)
+    verdicts = {"r1": ("yes", "yes"), "r2": ("no", "no"), "r3": ("yes", "yes"), "r4": ("yes", "no")}
+    with Warehouse(home) as wh:
+        with wh.transaction() as cur:
+            for instance, said in verdicts.items():
+                cur.execute("INSERT INTO responses (benchmark, instance_id, model, setting, lang, status, answer,"
+                            " citations, template, fingerprint) VALUES ('m', ?, 'sys', 'rag', 'de', 'ok', 'a', [], 't',"
+                            " 'fp')", [instance])
+                for judge, verdict in zip(("j1", "j2"), said, strict=True):
+                    cur.execute("INSERT INTO judgements (benchmark, instance_id, model, judge, kind, verdict, status,"
+                                " fingerprint) VALUES ('m', ?, 'sys', ?, 'correct', ?, 'ok', 'fp')",
+                                [instance, judge, verdict])
+        out = tmp_path / "report.html"
+        write_report(wh, "m", out)
+    [row] = _cells(out.read_text(encoding="utf-8"), "agreement")
+    # p_o = 3/4; j1 says yes 3/4, j2 2/4: p_e = 3/4·2/4 + 1/4·2/4 = 1/2; κ = (3/4 − 1/2) / (1 − 1/2) = 0.5
+    assert row[:7] == ["correct", "cohen", "j1 ~ j2", "4", "0", "0.750", "0.500"]

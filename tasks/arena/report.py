@@ -35,6 +35,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from tasks.arena.bradley_terry import rating_order
 from tasks.arena.stages import AGREEMENT
 from tasks.features.stages import missing_features
+from tasks.metrics.agreement import stored_agreement
+from tasks.metrics.score import ALL
 from tasks.version import code_version
 from tasks.warehouse.atomic import atomic_write_text
 from tasks.warehouse.db import Warehouse
@@ -177,6 +179,7 @@ def write_report(wh: Warehouse, benchmark: str, out: Path) -> list[JudgeSection]
     environment = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
     html = environment.get_template("report.html.j2").render(
         benchmark=benchmark, judges=sections, metrics=metrics, missing=missing_features(wh, benchmark),
+        agreement=[row for row in stored_agreement(wh, benchmark) if row["lang"] == ALL],
         version=code_version(), generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, html)

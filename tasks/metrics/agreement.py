@@ -113,6 +113,11 @@ def judge_agreement(wh: Warehouse, benchmark: str, *, seed: int = 0, resamples: 
     """The agreement rows of a benchmark's judges (see :func:`agreement_rows`), every kind of judge it has."""
     if not wh.scalar("SELECT count(*) FROM qa_benchmarks WHERE benchmark = ?", [benchmark]):
         raise ConfigError(f"no benchmark {benchmark!r}")
+    return stored_agreement(wh, benchmark, seed=seed, resamples=resamples)
+
+
+def stored_agreement(wh: Warehouse, benchmark: str, *, seed: int = 0, resamples: int = 1000) -> list[dict[str, Any]]:
+    """The agreement rows of whatever verdicts are stored under ``benchmark`` (none: no rows)."""
     return [row for kind, responses in sorted(judged_responses(wh, benchmark).items())
             for row in agreement_rows(kind, responses, seed=seed, resamples=resamples)]
 
