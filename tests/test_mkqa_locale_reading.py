@@ -38,11 +38,13 @@ def _em(text: str, gold: GoldExample, lang: str) -> float:
 
 
 def _date_formats(lang: str) -> list[icu.DateFormat]:
-    """The locale's four date styles and its patterns for the skeletons, each in the locale's own calendar."""
+    """The locale's four date styles and its patterns for the skeletons, each in the locale's own calendar; the
+    four styles again in each of its own other digits ("١٧\u200f/٣\u200f/٢٠١٩", "二〇一九年三月一七日")."""
     where = icu.Locale(lang)
     generator = icu.DateTimePatternGenerator.createInstance(where)
     return [*(icu.DateFormat.createDateInstance(style, where) for style in STYLES),
-            *(icu.SimpleDateFormat(generator.getBestPattern(skeleton), where) for skeleton in SKELETONS)]
+            *(icu.SimpleDateFormat(generator.getBestPattern(skeleton), where) for skeleton in SKELETONS),
+            *(icu.DateFormat.createDateInstance(style, other) for other in _native_digits(lang) for style in STYLES)]
 
 
 def _random_day(rng: random.Random) -> date:
@@ -86,18 +88,19 @@ def test_every_date_format_of_the_locale_matches_the_gold_date(lang: str,
     assert not failures, f"{lang}: {len(failures)} of {cases} cases wrong, e.g. {failures[:8]}"
 
 
+def _native_digits(lang: str) -> list[icu.Locale]:
+    """The locale with each numbering system of its own whose digits are not the default's (``ar@numbers=arab``,
+    ``km@numbers=khmr``, ``zh_CN@numbers=hanidec``); systems that spell numbers out are left out."""
+    default = icu.NumberingSystem.createInstance(icu.Locale(lang)).getName()
+    names = [icu.NumberingSystem.createInstance(icu.Locale(f"{lang}@numbers={keyword}"))
+             for keyword in ("native", "traditional", "finance")]
+    return [icu.Locale(f"{lang}@numbers={name}") for name in dict.fromkeys(
+        system.getName() for system in names if not system.isAlgorithmic() and system.getName() != default)]
+
+
 def _number_formats(lang: str) -> list[tuple[str, icu.Locale]]:
-    """The locale, and the locale with each numbering system of its own whose digits are not the default's
-    (``ar@numbers=arab``, ``km@numbers=khmr``, ``zh_CN@numbers=hanidec``); spelled-out systems left out."""
-    where = icu.Locale(lang)
-    default = icu.NumberingSystem.createInstance(where).getName()
-    locales = [where]
-    for keyword in ("native", "traditional", "finance"):
-        other = icu.Locale(f"{lang}@numbers={keyword}")
-        system = icu.NumberingSystem.createInstance(other)
-        if not system.isAlgorithmic() and system.getName() != default:
-            locales.append(icu.Locale(f"{lang}@numbers={system.getName()}"))
-    return [(locale.getName(), locale) for locale in dict.fromkeys(locales)]
+    """The locale and the locale in each of its own other digits, by name."""
+    return [(where.getName(), where) for where in (icu.Locale(lang), *_native_digits(lang))]
 
 
 def _random_value(rng: random.Random) -> tuple[Decimal, int, bool]:
@@ -123,7 +126,7 @@ def test_every_number_format_of_the_locale_matches_the_gold_number(lang: str,
         # the gold as the locale writes a number plainly (its decimal mark, no grouping), "%" for a percentage
         gold = _example(lang, "number", f"{value:f}".replace(".", decimal) + "%" * percent)
         for name, where in formats:
-            number = icu.NumberFormat.createPercentInstance(where) if percent else icu.NumberFormat.createInstance(where)
+            number = (icu.NumberFormat.createPercentInstance if percent else icu.NumberFormat.createInstance)(where)
             number.setMinimumFractionDigits(places)
             number.setMaximumFractionDigits(places)
             scale = Decimal("0.01") if percent else Decimal(1)

@@ -49,7 +49,7 @@ _DIGIT = regex.compile(r"[0-9]")
 _PATTERN_TOKEN = regex.compile(r"'(?:[^']|'')*'|([A-Za-z])\1*|[^A-Za-z']+")
 _NUMERIC = frozenset("yuYdMLce")  # fields that may be digits (M, L, c, e only when short)
 _DATE_DEFAULTS = (datetime(1, 1, 1), datetime(2, 2, 2))
-_YEAR_FIRST = regex.compile(r"\s*\d{4}(?!\d)")
+_YEAR_FIRST = regex.compile(r"\s*[0-9]{4}(?![0-9])")
 
 Token = tuple[bool, str]  # (is a field, its letters or the literal text)
 
@@ -84,11 +84,16 @@ def dates_agree(first: Iterable[DateParts], second: Iterable[DateParts]) -> bool
 @lru_cache(maxsize=1 << 16)
 def read_dates(text: str, locale: str) -> frozenset[DateParts]:
     """Every date ``text`` can be in ``locale`` (one per calendar the locale counts in); empty when none."""
-    normal = ascii_digits(fold(text), locale).strip()
+    normal = _date_text(text, locale)
     if not _DIGIT.search(normal):
         return frozenset()
     readings = frozenset(reading for reader in _readers(locale) if (reading := reader.read(normal)) is not None)
     return readings or _dateutil_reading(normal, locale)
+
+
+def _date_text(text: str, locale: str) -> str:
+    """``text`` as dates are read: folded, every digit ASCII, single spaces."""
+    return " ".join(ascii_digits(fold(text), locale).split())
 
 
 @dataclass(frozen=True)
@@ -145,13 +150,15 @@ def _readers(locale: str) -> tuple[_Reader, ...]:
 
     where = icu_locale(locale)
     if icu.Calendar.createInstance(where).getType() == "gregorian":
-        return (_reader(where, gregorian=True),)
-    return _reader(where, gregorian=False), _reader(icu.Locale(f"{where.getName()}@calendar=gregorian"), gregorian=True)
+        return (_reader(locale, where, gregorian=True),)
+    gregorian = icu.Locale(f"{where.getName()}@calendar=gregorian")
+    return _reader(locale, where, gregorian=False), _reader(locale, gregorian, gregorian=True)
 
 
-def _reader(where: icu.Locale, gregorian: bool) -> _Reader:
-    """One reader of all the patterns of ``where``; in the Gregorian calendar also ISO 8601 and the English
-    patterns with a spelled-out month (not the numeric ones: "3/7/19" is not read month first in French)."""
+def _reader(locale: str, where: icu.Locale, gregorian: bool) -> _Reader:
+    """One reader of all the patterns of ``where`` (``locale`` in one calendar); in the Gregorian calendar also
+    ISO 8601 and the English patterns with a spelled-out month (not the numeric ones: "3/7/19" is not read
+    month first in French)."""
     import icu  # noqa: PLC0415
 
     sources = [where, *(icu.Locale(name) for name in ENGLISH)] if gregorian else [where]
@@ -161,10 +168,10 @@ def _reader(where: icu.Locale, gregorian: bool) -> _Reader:
         branches += [_tokens(pattern) for pattern in ISO_PATTERNS]
     branches += [year for tokens in list(branches) if (year := _year_alone(tokens))]
     symbols = [_symbols(source) for source in sources]
-    names = {"month": _names(names for symbol in symbols for names in _month_names(symbol)),
-             "weekday": _names(names for symbol in symbols for names in _weekday_names(symbol)),
-             "era": _names([list(symbols[0].getEras()), list(symbols[0].getEraNames())])}
-    body = "|".join(dict.fromkeys(_branch(tokens, names) for tokens in branches))
+    names = {"month": _names((names for symbol in symbols for names in _month_names(symbol)), locale),
+             "weekday": _names((names for symbol in symbols for names in _weekday_names(symbol)), locale),
+             "era": _names([list(symbols[0].getEras()), list(symbols[0].getEraNames())], locale)}
+    body = "|".join(dict.fromkeys(_branch(tokens, names, locale) for tokens in branches))
     return _Reader(regex.compile(rf"{_SEPARATOR}*(?:{body}){_SEPARATOR}*"), names["month"], names["era"],
                    None if gregorian else where)
 
@@ -210,14 +217,14 @@ def _year_alone(tokens: list[Token]) -> list[Token] | None:
     return None if alone == tokens else alone
 
 
-def _branch(tokens: list[Token], names: dict[str, dict[str, int]]) -> str:
+def _branch(tokens: list[Token], names: dict[str, dict[str, int]], locale: str) -> str:
     """One pattern as a regular expression (see the module notes)."""
     parts = []
     for i, (field, text) in enumerate(tokens):
         if field:
             parts.append(_field(text, names))
             continue
-        words = _WORDS.findall(fold(text))
+        words = _WORDS.findall(_date_text(text, locale))
         between_numbers = 0 < i < len(tokens) - 1 and _numeric(tokens[i - 1]) and _numeric(tokens[i + 1])
         if not words:
             parts.append(f"{_SEPARATOR}+" if between_numbers else f"{_SEPARATOR}*")
@@ -236,7 +243,9 @@ def _field(letters: str, names: dict[str, dict[str, int]]) -> str:
     """The regular expression of one pattern field."""
     kind, count = letters[0], len(letters)
     if kind in "yuY":
-        return r"(?P<year>\d{2})" if count == 2 else rf"(?P<year>\d{{{count}}})" if count > 2 else r"(?P<year>\d{1,4})"
+        # "y" as ICU parses it: a two-digit year is a year of the century, "yyyy" four digits
+        digits = "{2}" if count == 2 else f"{{{count}}}" if count > 2 else "{1,4}"
+        return f"(?P<year>[0-9]{digits})"
     if kind in "ML":
         return r"(?P<month>1[0-2]|0?[1-9])" if count <= 2 else f"(?P<monthname>{_alternatives(names['month'])})"
     if kind == "d":
@@ -279,12 +288,12 @@ def _weekday_names(symbols: Any) -> Iterable[list[str]]:
             yield list(symbols.getWeekdays(context, width))  # Sunday is 1
 
 
-def _names(lists: Iterable[list[str]]) -> dict[str, int]:
+def _names(lists: Iterable[list[str]], locale: str) -> dict[str, int]:
     """Each name (folded, also without its closing full stop) and its number, the first list's first."""
     found: dict[str, int] = {}
     for names in lists:
         for number, name in enumerate(names):
-            for form in (fold(name).strip(), fold(name).strip().rstrip(".")):
+            for form in (_date_text(name, locale), _date_text(name, locale).rstrip(".")):
                 if form:
                     found.setdefault(form, number)
     return found

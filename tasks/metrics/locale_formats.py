@@ -124,6 +124,8 @@ def icu_locale(locale: str) -> icu.Locale:
 def fold(text: str) -> str:
     """``text`` as it is compared with CLDR's words and signs: NFKC, case-folded, without the bidirectional
     controls that CLDR puts around Arabic and Hebrew signs ("\\u200e%\\u200e") and models copy or drop."""
+    if text.isascii():  # NFKC leaves ASCII as it is, and it has no bidirectional controls
+        return text.lower()
     return _BIDI_CONTROLS.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 

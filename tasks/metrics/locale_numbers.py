@@ -28,14 +28,13 @@ _SPACE = " "
 _MARK = regex.compile(r"[^0-9]")
 _DIGIT_RUN = regex.compile(r"[0-9]+")
 _LETTER = regex.compile(r"\p{L}")
-_NON_ASCII_DIGIT = regex.compile(r"(?![0-9])\p{Nd}")
 
 
 @dataclass(frozen=True)
 class _Reader:
     number: regex.Pattern[str]
     letters: frozenset[str]  # the locale's digits that are letters too (hanidec)
-    letter_runs: regex.Pattern[str]
+    other_digits: regex.Pattern[str]  # runs of its digits other than ASCII ones
 
 
 @lru_cache(maxsize=None)
@@ -54,7 +53,7 @@ def _reader(locale: str) -> _Reader:
               rf"|{digit}+(?:[{marks}]{digit}+)*")
     return _Reader(regex.compile(rf"(?:(?<![\p{{L}}\p{{N}}])(?P<minus>[{minus}]))?(?P<before>[{percents}])?"
                                  rf"(?P<number>{number})(?:\s?(?P<after>[{percents}]))?"),
-                   frozenset(letters), regex.compile(f"[{regex.escape(letters)}]+" if letters else r"(?!)"))
+                   frozenset(letters), regex.compile(rf"(?:(?![0-9]){digit})+"))
 
 
 def _digit(char: str) -> tuple[str | None, int] | None:
@@ -74,7 +73,7 @@ def _readable(text: str, start: int, end: int, letters: frozenset[str]) -> bool:
     """Whether the digits in ``text[start:end]`` are digits, not letters of a word: always for ``\\p{Nd}``;
     for digits that are letters too, two or more of them, or one with no letter beside it."""
     span = text[start:end]
-    if not letters.intersection(span):
+    if not letters or not letters.intersection(span):
         return True
     beside = text[max(start - 1, 0):start] + text[end:end + 1]
     return sum(_digit(char) is not None for char in span) >= 2 or not _LETTER.search(beside)
@@ -120,8 +119,8 @@ def number_spans(text: str, locale: str) -> list[tuple[int, int, tuple[str, ...]
     the tokens each stands for.
 
     A number gives one token, its :func:`canonical_number` with "-" before it when negative, and a percentage
-    a second one, "%", as a unit ("١٢٪", "12 %" and Turkish "%12" are all "12", "%").  Digits and marks that are not one
-    number ("1.2.3", "192.168.0.1") give each run of digits as a token, without its leading zeros.
+    a second one, "%", as a unit ("١٢٪", "12 %" and Turkish "%12" are all "12", "%").  Digits and marks that
+    are not one number ("1.2.3", "192.168.0.1") give each run of digits as a token, without its leading zeros.
     """
     reader, spans = _reader(locale), []
     for match in reader.number.finditer(text):
@@ -147,11 +146,6 @@ def number_spans(text: str, locale: str) -> list[tuple[int, int, tuple[str, ...]
 
 
 def ascii_digits(text: str, locale: str) -> str:
-    """``text`` with its digits as ASCII digits (those that are letters too where :func:`number_spans` reads
-    them as digits)."""
-    if text.isascii():
-        return text
-    reader = _reader(locale)
-    read = reader.letter_runs.sub(lambda run: _ascii(run.group()) if _readable(text, *run.span(), reader.letters)
-                                  else run.group(), text)
-    return _NON_ASCII_DIGIT.sub(lambda digit: _ascii(digit.group()), read)
+    """``text`` with every digit of ``locale`` as an ASCII digit, the digits that are letters too included (the
+    一 of Chinese 星期一): for text that is read whole, as a date is, where a digit cannot be part of a word."""
+    return text if text.isascii() else _reader(locale).other_digits.sub(lambda digits: _ascii(digits.group()), text)
