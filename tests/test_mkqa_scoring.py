@@ -181,6 +181,10 @@ def test_improved_mode_reads_numbers_with_the_locale_s_separators(gold: GoldExam
     (_gold("1", ["1. Mai 1990"], kind="date", lang="de"), "01.05.1990", (1.0, 1.0)),  # German month names
     (_gold("1", ["1. Mai 1990"], kind="date", lang="de"), "1990-05-01", (1.0, 1.0)),  # ISO: year first anywhere
     (_gold("1", ["14 декабря 1993"], kind="date", lang="ru"), "14.12.1993", (1.0, 1.0)),
+    (_gold("1", ["1990-05-01"], kind="date"), "May 1st, 1990", (1.0, 1.0)),  # an ordinal: no CLDR pattern, dateutil
+    (_gold("1", ["7 March 2019"], kind="date", lang="th"), "7/3/2562", (1.0, 1.0)),  # a Buddhist year: 2562 - 543
+    (_gold("1", ["2019-03-07"], kind="date"), "3/7/19", (1.0, 1.0)),  # a two-digit year: either century
+    (_gold("1", ["1919-03-07"], kind="date"), "3/7/19", (1.0, 1.0)),
 ])
 def test_improved_mode_reads_dates_in_the_locale_s_order(gold: GoldExample, prediction: str, expected: tuple) -> None:
     lang = next(iter(gold.answers))
