@@ -105,11 +105,30 @@ def sample_home(sample_corpus: Path, tmp_path: Path) -> Path:
     return path
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The generated tests' case counts (tests/case_counts.py), one line each."""
-    from tests.case_counts import COUNTS
+#: Generated test cases per test (node id), shown at the end of every run: a generated test states how much it
+#: checked, so a generator that quietly produces fewer cases is seen.
+_GENERATED: dict[str, int] = {}
 
-    if COUNTS:
-        terminalreporter.section("generated cases")
-        for name, count in sorted(COUNTS.items()):
-            terminalreporter.write_line(f"{name}: {count}")
+
+@pytest.fixture
+def generated_cases(request: pytest.FixtureRequest) -> Callable[[int], None]:
+    """Record how many generated cases the calling test checked (added up over calls)."""
+
+    def record(count: int) -> None:
+        _GENERATED[request.node.nodeid] = _GENERATED.get(request.node.nodeid, 0) + count
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The generated cases of each test function, its parameter sets added up."""
+    if not _GENERATED:
+        return
+    totals: dict[str, list[int]] = {}
+    for nodeid, count in _GENERATED.items():
+        total = totals.setdefault(nodeid.split("[")[0], [0, 0])
+        total[0] += count
+        total[1] += 1
+    terminalreporter.section("generated cases")
+    for test, (count, runs) in totals.items():
+        terminalreporter.write_line(f"{test}: {count:,} cases in {runs} run{'s' * (runs != 1)}")

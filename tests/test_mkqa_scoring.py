@@ -19,6 +19,7 @@ from tasks.metrics.mkqa import score_files
 from tasks.metrics.mkqa_data import GoldAnswer, GoldExample, Prediction, read_gold, read_predictions
 from tasks.metrics.mkqa_improved import example_scores as improved_scores
 from tasks.metrics.mkqa_improved import improved_tokens
+from tasks.metrics.mkqa_improved import score_language as improved_language
 from tasks.metrics.mkqa_official import official_tokens, score_language, tokenize_all
 
 SAMPLE = Path(__file__).resolve().parents[1] / "tasks" / "sample" / "mkqa_sample.jsonl"
@@ -180,11 +181,90 @@ def test_improved_mode_reads_numbers_with_the_locale_s_separators(gold: GoldExam
     (_gold("1", ["1. Mai 1990"], kind="date", lang="de"), "01.05.1990", (1.0, 1.0)),  # German month names
     (_gold("1", ["1. Mai 1990"], kind="date", lang="de"), "1990-05-01", (1.0, 1.0)),  # ISO: year first anywhere
     (_gold("1", ["14 декабря 1993"], kind="date", lang="ru"), "14.12.1993", (1.0, 1.0)),
+    (_gold("1", ["1990-05-01"], kind="date"), "May 1st, 1990", (1.0, 1.0)),  # an ordinal: no CLDR pattern, dateutil
+    (_gold("1", ["7 March 2019"], kind="date", lang="th"), "7/3/2562", (1.0, 1.0)),  # a Buddhist year: 2562 - 543
+    (_gold("1", ["2019-03-07"], kind="date"), "3/7/19", (1.0, 1.0)),  # a two-digit year: either century
+    (_gold("1", ["1919-03-07"], kind="date"), "3/7/19", (1.0, 1.0)),
 ])
 def test_improved_mode_reads_dates_in_the_locale_s_order(gold: GoldExample, prediction: str, expected: tuple) -> None:
     lang = next(iter(gold.answers))
     em, f1, _ = improved_scores(Prediction(prediction, None, 0.0), gold, lang)
     assert (em, pytest.approx(f1)) == expected
+
+
+@pytest.mark.parametrize("lang, written, next_day", [
+    ("ja", "2019年3月7日", "2019年3月8日"), ("zh_cn", "2019年3月7日", "2019年3月8日"),
+    ("zh_hk", "2019年3月7日", "2019年3月8日"), ("zh_tw", "2019年3月7日", "2019年3月8日"),
+    ("ko", "2019년 3월 7일", "2019년 3월 8일"), ("es", "7 de marzo de 2019", "8 de marzo de 2019"),
+    ("pt", "7 de março de 2019", "8 de março de 2019"),
+])
+def test_improved_mode_reads_cjk_korean_and_iberian_long_dates(lang: str, written: str, next_day: str) -> None:
+    # Three answers to a question whose gold is MKQA's "2019-03-07": in ISO (right), in the locale's long form
+    # (right), the next day in that form (wrong): EM 2/3 = 66.67 (reading only the ISO one gives 33.33)
+    gold = [_gold(str(i), ["2019-03-07"], kind="date", lang=lang) for i in range(3)]
+    predictions = {"0": Prediction("2019-03-07"), "1": Prediction(written), "2": Prediction(next_day)}
+    assert improved_language(gold, predictions, lang)["best_em"] == 66.67
+
+
+@pytest.mark.parametrize("gold, prediction, lang", [
+    ("1871", "1871年", "ja"), ("1871", "1871년", "ko"), ("1871", "1871 г.", "ru"), ("1871年", "1871", "zh_cn"),
+    ("2019-03", "marzo de 2019", "es"),
+])
+def test_a_year_or_month_alone_matches_as_a_date(gold: str, prediction: str, lang: str) -> None:
+    assert improved_scores(Prediction(prediction), _gold("1", [gold], kind="date", lang=lang), lang)[0] == 1.0
+
+
+def test_khmer_reads_yes_no_and_numbers_before_its_characters() -> None:
+    # yes "បាទ" and no "ទេ" are one word each; 1959 is another number than 1995 (one token each, nothing in
+    # common: F1 0, not the 1.0 of four digits as a bag of characters); Khmer digits "១៩៩៥" are 1995; a polite
+    # "ចាស" (yes) followed by more words still answers yes.  Per example EM (= F1): 1, 1, 0, 1, 1 → 80.0
+    gold = [_gold("1", ["yes"], kind="binary", lang="km"), _gold("2", ["no"], kind="binary", lang="km"),
+            _gold("3", ["1995"], kind="number", lang="km"), _gold("4", ["1995"], kind="number", lang="km"),
+            _gold("5", ["yes"], kind="binary", lang="km")]
+    predictions = {"1": Prediction("បាទ"), "2": Prediction("ទេ"), "3": Prediction("1959"), "4": Prediction("១៩៩៥"),
+                   "5": Prediction("ចាស គឺជាការពិត")}
+    result = improved_language(gold, predictions, "km")
+    assert (result["best_em"], result["best_f1"]) == (80.0, 80.0)
+    assert improved_tokens("ឆ្នាំ១៩៥៩", "km")[-1] == "1959"  # the year is one token after the word "year"
+
+
+@pytest.mark.parametrize("lang, gold, prediction, expected", [
+    # a decimal stays one token under jieba, fugashi and ICU's Thai word break: ("1.5", "km") vs ("5", "km")
+    # have one token in common, P = R = 1/2, F1 1/2 (split into "1", "5", F1 would be 2·(1·⅔)/(1 + ⅔) = 0.8)
+    ("zh_cn", "1.5公里", "5公里", (0.0, 0.5)), ("ja", "1.5キロ", "5キロ", (0.0, 0.5)),
+    ("th", "1.5 กิโลเมตร", "5 กิโลเมตร", (0.0, 0.5)),
+    ("zh_cn", "1959年", "1,959年", (1.0, 1.0)),  # grouped: one number, then jieba's "年"
+    ("ar", "1995", "١٩٩٥", (1.0, 1.0)), ("th", "1995", "๑๙๙๕", (1.0, 1.0)), ("en", "1995", "१९९५", (1.0, 1.0)),
+    ("ar", "1234.5", "١٬٢٣٤٫٥", (1.0, 1.0)),  # Arabic's own group and decimal signs
+    ("km", "1234.5", "១.២៣៤,៥", (1.0, 1.0)),  # Khmer digits group with a point and mark decimals with a comma
+    ("km", "1234.5", "1,234.5", (1.0, 1.0)),  # ... Latin digits in Khmer the other way round
+    ("zh_cn", "2019", "二〇一九", (1.0, 1.0)),  # Chinese decimal digits, a run of them
+    ("fr", "12%", "12 %", (1.0, 1.0)), ("tr", "12%", "%12", (1.0, 1.0)), ("ar", "12%", "١٢٪", (1.0, 1.0)),
+    ("en", "12%", "13%", (0.0, 0.5)),  # ("12", "%") vs ("13", "%"): the sign in common, P = R = 1/2
+    ("sv", "-5", "−5", (1.0, 1.0)), ("en", "-5", "5", (0.0, 0.0)),  # CLDR's minus sign; a sign changes the value
+])
+def test_improved_mode_reads_numbers_in_any_digits_before_segmenting(lang: str, gold: str, prediction: str,
+                                                                      expected: tuple) -> None:
+    em, f1, _ = improved_scores(Prediction(prediction), _gold("1", [gold], kind="number_with_unit", lang=lang), lang)
+    assert (em, pytest.approx(f1)) == expected
+
+
+@pytest.mark.parametrize("lang, answer, reads", [
+    ("ja", "はい、そうです", "yes"), ("th", "ใช่ครับ", "yes"), ("th", "ไม่ใช่ครับ", "no"), ("zh_cn", "是的，北京", "yes"),
+    ("km", "បាទ/ចាស", "yes"),
+    # a yes/no word that only begins a longer word is not one: "Britain", "angel", "yesterday"
+    ("zh_cn", "不列颠", None), ("km", "ទេវតា", None), ("en", "yesterday", None),
+])
+def test_yes_and_no_are_the_first_word_in_every_script(lang: str, answer: str, reads: str | None) -> None:
+    for said in ("yes", "no"):
+        em, _, _ = improved_scores(Prediction(answer), _gold("1", [said], kind="binary", lang=lang), lang)
+        assert em == float(said == reads)
+
+
+def test_chinese_digits_inside_a_word_stay_letters() -> None:
+    # "统一" (unify) holds the digit 一 as a letter; a lone one or a run of two is a number
+    assert improved_tokens("统一", "zh_cn") == ("统一",)
+    assert improved_tokens("五", "zh_cn") == ("5",)
 
 
 def test_ids_stay_exact_and_a_bad_line_is_named(tmp_path: Path) -> None:

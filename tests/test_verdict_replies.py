@@ -9,13 +9,13 @@ reply shape). Each case runs through every reader that takes that kind of verdic
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 
 from tasks.llm.verdicts import read_checks, read_pairwise, read_yes_no
 from tasks.qa.xrag_pairs import parse_related
 from tasks.text.verdict_words import has_words, yes_no_words
-from tests.case_counts import record
 
 #: MKQA's 26 locales, XRAG's languages (en, de, es, zh, ar) and ECLEKTIC's 12 (de en fr es it pt id he hi ko ja zh).
 LANGUAGES = sorted({"ar", "da", "de", "en", "es", "fi", "fr", "he", "hu", "it", "ja", "km", "ko", "ms", "nl", "no",
@@ -202,7 +202,7 @@ def test_a_pointwise_reply_is_read_as_a_careful_reader_would(reply: str, expecte
     assert (related.value.value if related.ok else None) == expected
 
 
-def test_the_pointwise_corpus_in_every_language() -> None:
+def test_the_pointwise_corpus_in_every_language(generated_cases: Callable[[int], None]) -> None:
     cases = [(lang, reply, expected) for lang in LANGUAGES for reply, expected in ENGLISH] + _generated()
     wrong = []
     for lang, reply, expected in cases:
@@ -211,7 +211,7 @@ def test_the_pointwise_corpus_in_every_language() -> None:
             wrong.append((lang, reply, expected, parsed.reason))
     assert not wrong, wrong[:10]
     assert len(cases) >= 300
-    record("judge replies (pointwise, all languages)", len(cases))
+    generated_cases(len(cases))
 
 
 def test_a_reply_in_the_question_s_language_is_a_verdict_and_english_ones_still_count() -> None:
@@ -235,9 +235,9 @@ def test_a_pairwise_reply_is_read_as_a_careful_reader_would(reply: str, expected
     assert (parsed.value.value if parsed.ok else None) == expected, parsed.reason
 
 
-def test_the_pairwise_corpus_counts() -> None:
+def test_the_pairwise_corpus_counts(generated_cases: Callable[[int], None]) -> None:
     assert len(PAIRWISE) >= 45
-    record("judge replies (pairwise)", len(PAIRWISE))
+    generated_cases(len(PAIRWISE))
 
 
 QC_LABELS = {"natural": "natural", "answerable": "answerable", "answer_correct": "correct"}
