@@ -28,6 +28,7 @@ from tasks.metrics.locale_numbers import number_spans
 from tasks.metrics.mkqa_data import GoldExample, Prediction
 from tasks.metrics.mkqa_official import check_coverage, token_f1
 from tasks.text.segment import segmenter, tokenize
+from tasks.text.verdict_words import yes_no_words
 
 #: MKQA locales segmented into words by a project segmenter (the language rule it uses).
 SEGMENTED = {"zh_cn": "zh", "zh_hk": "zh", "zh_tw": "zh", "ja": "ja", "th": "th"}
@@ -39,15 +40,6 @@ ARTICLES: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang, 
     "it": "il lo la l i gli le del dello della dell dei degli degl delle un uno una", "fi": "se yks yksi",
     "hu": "a az egy", "vi": "của là cái chiếc những",
 }.items()}
-YES_NO: dict[str, tuple[frozenset[str], frozenset[str]]] = {lang: (frozenset(yes.split()), frozenset(no.split()))
-                                                            for lang, yes, no in [
-    ("en", "yes", "no"), ("de", "ja", "nein"), ("fr", "oui", "non"), ("es", "sí si", "no"), ("it", "sì si", "no"),
-    ("pt", "sim", "não nao"), ("nl", "ja", "nee"), ("sv", "ja", "nej"), ("da", "ja", "nej"), ("no", "ja", "nei"),
-    ("fi", "kyllä", "ei"), ("hu", "igen", "nem"), ("pl", "tak", "nie"), ("ru", "да", "нет"), ("tr", "evet", "hayır"),
-    ("ar", "نعم", "لا"), ("he", "כן", "לא"), ("ja", "はい", "いいえ"), ("ko", "예 네", "아니요 아니오"),
-    ("zh_cn", "是 是的 对", "否 不是 不"), ("zh_hk", "是 是的 對", "否 不是 不"), ("zh_tw", "是 是的 對", "否 不是 不"),
-    ("th", "ใช่", "ไม่ใช่ ไม่"), ("vi", "có đúng", "không"), ("ms", "ya", "tidak"), ("km", "បាទ ចាស", "ទេ"),
-]}
 _PUNCTUATION = regex.compile(r"\p{P}+")
 
 
@@ -85,10 +77,10 @@ def _binary(text: str, lang: str) -> str | None:
     normal = fold(text)
     first = next(segmenter("icu", lang.replace("_", "-"))(normal), None)
     word = normal[first[0]:first[1]] if first else ""
-    yes, no = YES_NO.get(lang, YES_NO["en"])
-    if word in yes | YES_NO["en"][0]:
+    yes, no = yes_no_words(lang)  # the language's (CLDR) and English's
+    if word in yes:
         return "yes"
-    if word in no | YES_NO["en"][1]:
+    if word in no:
         return "no"
     return None
 

@@ -40,6 +40,8 @@ SUPPLEMENT: dict[str, tuple[str, str]] = {
     "zh": ("是的 对 對", "不是 不对 不對 不"),
     "ko": ("네", "아니오"),
     "ja": ("", "いや"),
+    "th": ("", "ไม่"),
+    "vi": ("đúng", ""),
 }
 #: Separators inside a CLDR yesstr/nostr value: forms are ':'-separated, Khmer uses '៖' and '/' too.
 _FORM_SEPARATORS = regex.compile(r"[:៖/]")
