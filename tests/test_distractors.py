@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from tasks.distractors import DistractorConfig, DistractorQuery, select_distractors
 from tasks.distractors.answer_check import llm_answer_check
-from tasks.distractors.answers import AnswerMatcher, match_form, normalise_answer
+from tasks.text.answer_match import AnswerMatcher, match_form, normalise_answer
 from tasks.distractors.candidates import DenseHits, fuse
 from tasks.distractors.filters import Document, ItemRules, TextForms, jaccard, parse_timestamp, shingles
 from tasks.errors import ConfigError

@@ -70,15 +70,14 @@ def test_failed_responses_missing_verdicts_and_unchecked_languages_are_counted_a
     # all: German and Chinese only (English is the baseline row): 2 correct of 5
     assert rows[("all", "accuracy")] == (pytest.approx(40.0), 5, 4, 1, 2)
     assert rows[("en", "accuracy")] == (pytest.approx(100.0), 1, 1, 0, 0)
-    # q3 in Chinese went unchecked: a count, over the 4 answered responses of the pool
-    assert rows[("all", "unchecked")][:2] == (1.0, 4)
-    # wrong language among the checked answers q1 de, q2 de, q3 de: 1 of 3
-    assert rows[("all", "wrong_language")][:2] == (pytest.approx(100 / 3), 3)
+    # shares of the 4 answered responses of the pool: q3 in Chinese went unchecked, q3 in German is in English
+    assert rows[("all", "unchecked")][:2] == (pytest.approx(25.0), 4)
+    assert rows[("all", "wrong_language")][:2] == (pytest.approx(25.0), 4)
     with Warehouse(xrag_home) as wh:  # the counts are in the view every leaderboard reads, too
         assert wh.query("SELECT answered, failed, judge_failed FROM leaderboards WHERE benchmark = 'x' AND lang = 'zh'"
                         " AND subset = 'all' AND metric = 'accuracy'") == [(1, 1, 0)]
     assert "1 of 6 responses failed (call_failed: endpoint unreachable)" in out.message
-    assert "2 answer(s) lack a judge's verdict" in out.message and "1 answer(s) whose language was not checked" \
+    assert "2 answer(s) lack a judge's verdict" in out.message and "1 answer(s) whose language could not be told" \
         in out.message
 
 

@@ -126,7 +126,9 @@ def test_xrag_accuracy_needs_the_panel_and_the_question_s_language() -> None:
     ]
     scores = {(s.lang, s.subset, s.metric): s for s in xrag_scores(rows, resamples=100)}
     assert scores[("de", "all", "accuracy")].value == pytest.approx(100 * 2 / 4)  # q1 and q4
-    assert scores[("de", "all", "wrong_language")].value == pytest.approx(100 * 1 / 3)  # of the 3 checked
+    # shares of the 4 answered: q2 wrong, q4 unchecked
+    assert (scores[("de", "all", "wrong_language")].value, scores[("de", "all", "wrong_language")].n) == (25.0, 4)
+    assert scores[("de", "all", "unchecked")].value == pytest.approx(25.0)
     assert scores[("de", "comparison", "accuracy")].value == pytest.approx(50.0)
     assert scores[("de", "set", "accuracy")].value == pytest.approx(50.0)
     assert scores[("all", "all", "accuracy")].n == 4
@@ -169,8 +171,26 @@ def test_a_failed_response_and_an_incomplete_panel_are_incorrect_and_counted() -
     assert (accuracy.value, accuracy.n) == (pytest.approx(100 * 2 / 5), 5)
     # answered: q1, q2, q4, q5; failed: q3; judge_failed (incomplete panels): q2, q4, q5
     assert (accuracy.answered, accuracy.failed, accuracy.judge_failed) == (4, 1, 3)
-    assert (scores["unchecked"].value, scores["unchecked"].n) == (1.0, 4)  # q4 (q3 failed: not an unchecked answer)
-    assert (scores["wrong_language"].value, scores["wrong_language"].n) == (0.0, 3)  # q1, q2, q5 checked, none wrong
+    # shares of the 4 answered (q3 failed: no answer to place): q4 unchecked, none wrong, none abstained
+    assert (scores["unchecked"].value, scores["unchecked"].n) == (25.0, 4)
+    assert (scores["wrong_language"].value, scores["wrong_language"].n) == (0.0, 4)
+    assert (scores["abstained"].value, scores["abstained"].n) == (0.0, 4)
+
+
+def test_the_language_shares_are_of_every_answered_response_and_an_abstention_is_never_wrong_language() -> None:
+    rows = [  # five answered German responses: two in another script, one abstention, two in German
+        PanelRow("q1", "s", "de", None, ("yes",), False),
+        PanelRow("q2", "s", "de", None, ("yes",), False),
+        PanelRow("q3", "s", "de", None, ("no",), None, abstained=True),
+        PanelRow("q4", "s", "de", None, ("yes",), True),
+        PanelRow("q5", "s", "de", None, ("no",), True),
+        PanelRow("q6", "s", "de", None, (None,), None, answered=False),  # failed: in no share's denominator
+    ]
+    scores = {s.metric: s for s in xrag_scores(rows, resamples=100) if s.lang == "de"}
+    # 2 of the 5 answered are wrong-language (40%, not 2 of 2 checked = 100%); the abstention is 1 of 5 apart
+    assert (scores["wrong_language"].value, scores["wrong_language"].n) == (pytest.approx(40.0), 5)
+    assert (scores["abstained"].value, scores["unchecked"].value) == (pytest.approx(20.0), 0.0)
+    assert scores["accuracy"].value == pytest.approx(100 / 6)  # q4 alone, of all 6
 
 
 def test_judge_failures_exclude_leaves_out_only_answers_a_missing_verdict_would_decide() -> None:

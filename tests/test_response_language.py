@@ -39,9 +39,14 @@ def test_citations_are_not_text() -> None:
     assert found.detected == "zh" and found.switched_share == 0.0
 
 
-def test_a_language_lingua_does_not_know_is_unsupported_never_guessed() -> None:
-    # Khmer is not among lingua's 75 languages: no probability at all, not the nearest language's
-    assert response_language("ព្រះរាជាណាចក្រកម្ពុជាមានរាជធានីភ្នំពេញ", "km") == ResponseLanguage("unsupported")
+def test_a_language_lingua_does_not_know_is_checked_by_script_without_probabilities() -> None:
+    # Khmer is not among lingua's 75 languages: placed by script (only Khmer is written in it), no probability at all
+    assert response_language("ព្រះរាជាណាចក្រកម្ពុជាមានរាជធានីភ្នំពេញ", "km") == ResponseLanguage("ok", "km")
+    # a Latin name or sentence to a Khmer or Amharic question: no letter in the question's script, so not in it
+    assert response_language("Angkor", "km") == ResponseLanguage("ok", "en")
+    assert response_language("The capital of Ethiopia is Addis Ababa.", "am") == ResponseLanguage("ok", "en")
+    # Ethiopic is Tigrinya's too, and lingua has no model for either: the language rule cannot tell
+    assert response_language("አዲስ አበባ የኢትዮጵያ ዋና ከተማ ናት", "am") == ResponseLanguage("unchecked")
 
 
 @pytest.mark.parametrize("reply, lang, detected", [
@@ -94,6 +99,50 @@ def test_locales_and_languages_outside_the_rules_table_are_detected_as_themselve
     assert found.target_prob > 0.5 > found.english_prob
 
 
-@pytest.mark.parametrize("code", ["zh-yue", "zh-min-nan", "xx"])
-def test_a_subtag_that_names_another_language_is_never_taken_for_its_neighbour(code: str) -> None:
-    assert response_language("粵語係香港同澳門嘅主要語言之一。", code) == ResponseLanguage("unsupported")
+def test_a_subtag_that_names_another_language_is_never_taken_for_its_neighbour() -> None:
+    cantonese = "粵語係香港同澳門嘅主要語言之一。"
+    # Cantonese: Han, which other languages share, and no lingua model: unchecked, never read as Chinese
+    assert response_language(cantonese, "zh-yue") == ResponseLanguage("unchecked")
+    # Min Nan's wiki is written in Latin letters: a Han answer has none of them (CLDR's likeliest for Han: zh)
+    assert response_language(cantonese, "zh-min-nan") == ResponseLanguage("ok", "zh")
+    assert response_language(cantonese, "xx") == ResponseLanguage("unsupported")  # a code nothing knows
+
+
+def _letters_of(script: str, count: int) -> str:
+    """The first ``count`` letters Unicode assigns to ``script`` (its Script property), from the BMP up."""
+    import regex
+
+    pattern = regex.compile(rf"\p{{sc={script}}}")
+    found = []
+    for point in range(0x110000):
+        char = chr(point)
+        if char.isalpha() and pattern.match(char):
+            found.append(char)
+            if len(found) == count:
+                return "".join(found)
+    raise AssertionError(f"Unicode has fewer than {count} letters in {script}")
+
+
+#: Scripts of different families an answer may be written in, tried in order until one is not the language's own.
+FOREIGN = ("Latn", "Cyrl", "Arab", "Hani", "Deva", "Grek")
+
+
+def test_every_language_of_the_table_refuses_an_answer_in_another_script(generated_cases: Callable[[int], None]) -> None:
+    from tasks.inference.language import target_code
+    from tasks.text.languages import all_rules
+    from tasks.text.scripts import language_scripts
+
+    words = {script: (_letters_of(script, 3), " ".join([_letters_of(script, 6)] * 3)) for script in FOREIGN}
+    cases, wrong = 0, []
+    for lang in sorted(all_rules()):
+        own = language_scripts(lang)
+        foreign = [script for script in FOREIGN if script not in own][:2]
+        for script in foreign:
+            for answer in words[script]:  # a short name and a long sentence
+                found = response_language(answer, lang)
+                cases += 1
+                if found.status != "ok" or found.detected == target_code(lang):
+                    wrong.append((lang, script, answer, found))
+    assert not wrong, wrong[:5]
+    assert cases >= 4 * 300  # two scripts, two lengths, every one of the table's languages
+    generated_cases(cases)

@@ -179,3 +179,13 @@ def test_ambiguous_separators_keep_every_reading() -> None:
     [date] = find_numbers("3.10.1990")
     assert date.readings == ((Decimal(3), Decimal(10), Decimal(1990)),)
     assert [m.surface for m in find_numbers("in 2020 184 000 people")] == ["2020", "184 000"]
+
+
+def test_a_translation_into_a_language_lingua_does_not_know_is_checked_by_its_script() -> None:
+    copied = "The Velna is 412 kilometres long and flows into the Bay of Orvik at Orvik."
+    # Khmer: no lingua model; a translation left in Latin letters has none of Khmer's: it fails the language check
+    result = check_translation(SOURCE_DE, "de", copied, "km", BACK_DE, VELNA_ORVIK, CONFIG)
+    assert "language: no letter in the scripts of km (reads as en)" in result.reasons
+    khmer = "ទន្លេវែលណាមានប្រវែង 412 គីឡូម៉ែត្រ"
+    assert not [r for r in check_translation(SOURCE_DE, "de", khmer, "km", BACK_DE, VELNA_ORVIK, CONFIG).reasons
+                if r.startswith("language")]

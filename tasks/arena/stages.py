@@ -32,7 +32,7 @@ from tasks.paid_stage import run_paid, unfinished
 from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, run_stage
 from tasks.warehouse.db import Warehouse
 
-ARENA_JUDGING = Stage("arena-judging", 2, upstream=("inference",))
+ARENA_JUDGING = Stage("arena-judging", 3, upstream=("inference",))  # 3: JSON verdicts, read strictly
 ARENA_RATINGS = Stage("arena-ratings", 3, upstream=("arena-judging",))
 ARENA_SURROGATE = Stage("arena-surrogate", 4, upstream=("arena-ratings", "features"))
 RATED = ("ok", "forfeit")  # the battles that have a winner (or a tie)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tasks.distractors.answers import AnswerMatcher
+from tasks.text.answer_match import AnswerMatcher
 from tasks.text.languages import rule_for
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from tasks.distractors.answers import AnswerMatcher
+from tasks.text.answer_match import AnswerMatcher
 from tasks.distractors.candidates import Candidate, bm25_hits, dense_hits, fuse
 from tasks.distractors.config import DistractorConfig, DistractorQuery
 from tasks.distractors.filters import Document, ItemRules, TextForms, load_documents

@@ -82,11 +82,11 @@ def _each(measure: Callable[[FeatureInput], Value]) -> Compute:
 
 def _language(probability: Callable[[FeatureInput], float | None]) -> Compute:
     def measure(item: FeatureInput) -> Value:
-        if item.language_status == "unsupported":
-            return Value(None, "unsupported", f"lingua cannot detect {item.lang}")
-        if item.language_status != "ok":
+        if item.language_status not in ("ok", "unsupported"):
             return Value(None, "not_applicable", f"language not identified ({item.language_status})")
-        return Value(probability(item))
+        value = probability(item) if item.language_status == "ok" else None
+        # placed by script alone (a language lingua has no model for): no probability to give
+        return Value(None, "unsupported", f"lingua cannot detect {item.lang}") if value is None else Value(value)
     return _each(measure)
 
 

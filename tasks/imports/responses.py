@@ -45,7 +45,7 @@ from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, r
 from tasks.warehouse.db import Warehouse
 
 #: one cell per (benchmark, model): the same file over the same instances again is a cache hit
-RESPONSES_IMPORT = Stage("import-responses", 1, upstream=("instances", "import"))
+RESPONSES_IMPORT = Stage("import-responses", 2, upstream=("instances", "import"))  # 2: as inference 3
 #: the ``template`` of an imported response row: this prefix and the file's name
 IMPORTED = "import:"
 COLUMNS = ("benchmark", "instance_id", "model", "setting", "lang", "status", "reason", "raw_text", "answer",

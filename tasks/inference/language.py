@@ -1,47 +1,37 @@
-"""The language a response is written in: lingua's view of the target language, of English, and of code-switching.
+"""The language a response is written in: checked by script for every language, by lingua where it has a model.
 
-A model asked in Japanese may answer in English, or start in Japanese and
-drift into English mid-answer; XRAG counts a correct answer in the wrong
-language as wrong, and MIRAGE's features use these probabilities.  Per
-response this reads, with citations stripped:
+XRAG counts a correct answer in the wrong language as wrong, and MIRAGE's
+features use lingua's probabilities.  Per response (citations stripped):
 
-- ``detected``: the language lingua sees in the whole response;
-- ``target_prob`` and ``english_prob``: lingua's confidence in the question's
-  language and in English (among the detector's languages);
-- ``switched_share``: the share of the response's sentences, among those long
-  enough to identify, that lingua places in a language other than the target.
+- **script first, every language**: an answer none of whose letters is in a
+  script of the question's language (Unicode's Script property against the
+  language table) is not in that language — "Angkor" to a Khmer question, a
+  Latin sentence to an Amharic one.  ``detected`` is then lingua's reading
+  where it has one for a long answer, else CLDR's likeliest language of the
+  answer's main script (Latin → en);
+- a short answer (under ``MIN_LETTERS`` letters), or any answer in a
+  language lingua has no model for, is placed by script alone: in the
+  language when its main script is one only that language is written in
+  (Hangul for Korean, Khmer for Khmer), ``unchecked`` when the script is
+  shared (Han, Latin, Arabic …) or there are no letters;
+- otherwise lingua reads it: ``detected``, ``target_prob`` and
+  ``english_prob`` (its confidence in the question's language and in
+  English), and ``switched_share`` (the share of sentences placed in another
+  language than the target).
 
-A target language lingua does not know gives status ``unsupported`` and no
-numbers at all — a guess by the nearest known language would be worse than
-none.
-
-Below ``MIN_LETTERS`` letters lingua's verdict among languages that share a
-script is noise, so a short answer is read by the scripts of its letters
-(Unicode's, against the language table's script for the question's language,
-see :mod:`tasks.text.scripts`):
-
-- no letter in a script of the question's language (a Latin-script
-  "Beijing" for a Chinese question): status ``ok``, not in the language;
-  ``detected`` is CLDR's likeliest language of the answer's main script
-  (Latin → en, Cyrillic → ru, Hangul → ko), None for a script the table
-  does not know — never the target;
-- a letter in a script only the question's language is written in (Hangul
-  for Korean, kana for Japanese): status ``ok``, ``detected`` is the target;
-- otherwise — digits and signs only, or letters of a script other languages
-  share ("Berlin" for a German question, "北京" for a Chinese one, Han being
-  Japanese too): status ``unchecked``, no numbers; the language rule cannot
-  be applied to the answer either way.
-
-A script-decided answer has lingua's probabilities (its candidates are told
-apart by script too, so they agree: 0 for the target in another script) and
-no ``switched_share``.
+Probabilities exist only where lingua knows the target.  A code neither the
+language table nor lingua knows is ``unsupported``.  The rule and its
+denominators are in ``docs/evaluation.md`` ("Response language").
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
+from tasks.errors import ConfigError
 from tasks.inference.reading import strip_citations
+from tasks.text.codes import wiki_code
 from tasks.text.language_id import confidence, detect_language, lingua_code
 from tasks.text.languages import all_rules
 from tasks.text.scripts import language_scripts, letter_scripts, likeliest_language, own_scripts
@@ -53,9 +43,9 @@ MIN_LETTERS = 8
 
 @dataclass(frozen=True)
 class ResponseLanguage:
-    """lingua's reading of one response (see the module notes); numbers are None unless ``status`` is ok."""
+    """The reading of one response (see the module notes); probabilities only where lingua knows the target."""
 
-    status: str  # ok | unsupported | unchecked
+    status: str  # ok | unchecked | unsupported
     detected: str | None = None
     target_prob: float | None = None
     english_prob: float | None = None
@@ -66,35 +56,59 @@ def _letters(text: str) -> int:
     return sum(char.isalpha() for char in text)
 
 
-def _by_script(body: str, lang: str, target: str, shown: frozenset[str]) -> ResponseLanguage:
-    """A short answer read by its letters' scripts (see the module notes)."""
-    written = letter_scripts(body)
-    if written and not written.keys() & language_scripts(lang):
-        detected = likeliest_language(max(sorted(written, key=str), key=written.__getitem__))  # the main script's
-    elif written.keys() & own_scripts(lang):
-        detected = target
-    else:
-        return ResponseLanguage("unchecked")
-    return ResponseLanguage("ok", detected, confidence(body, lang, lang, shown), confidence(body, "en", lang, shown))
+def target_code(lang: str) -> str | None:
+    """The code a response in ``lang`` is recorded under: lingua's ISO 639-1 code, else the language table's wiki
+    code (``km``); None for a code neither knows."""
+    code = lingua_code(lang)
+    if code is not None:
+        return code
+    try:
+        return wiki_code(lang)
+    except ConfigError:
+        return None
+
+
+def _main_script(written: Counter[str | None]) -> str | None:
+    return max(sorted(written, key=str), key=written.__getitem__)
+
+
+def _probabilities(body: str, lang: str, shown: frozenset[str]) -> tuple[float | None, float | None]:
+    if lingua_code(lang) is None:
+        return None, None
+    return confidence(body, lang, lang, shown), confidence(body, "en", lang, shown)
 
 
 def response_language(text: str, lang: str, shown: frozenset[str] = frozenset()) -> ResponseLanguage:
-    """How ``text``, answering a question in ``lang`` from passages in the ``shown`` languages, stands in lingua's eyes.
-
-    The languages in play are the question's, English and the passages' (a
-    model may answer in the language of what it read).
-    """
-    target = lingua_code(lang)
+    """How ``text``, answering a question in ``lang`` from passages in the ``shown`` languages, is placed (see the
+    module notes).  The languages lingua weighs are the question's, English and the passages'."""
+    target = target_code(lang)
     if target is None:
         return ResponseLanguage("unsupported")
     body = strip_citations(text).strip()
-    if _letters(body) < MIN_LETTERS:
-        return _by_script(body, lang, target, shown)
+    written = letter_scripts(body)
+    if not written:
+        return ResponseLanguage("unchecked")
+    scripts, main, known = language_scripts(lang), _main_script(written), lingua_code(lang) is not None
+    long = _letters(body) >= MIN_LETTERS
+    if not written.keys() & scripts:
+        read = detect_language(body, lang, shown) if known and long else None
+        detected = read if read not in (None, target) else likeliest_language(main)
+        return ResponseLanguage("ok", detected, *_probabilities(body, lang, shown))
+    if known and long:
+        return _by_lingua(body, lang, target, shown)
+    if main not in scripts:
+        return ResponseLanguage("ok", likeliest_language(main), *_probabilities(body, lang, shown))
+    if main in own_scripts(lang) or (not long and written.keys() & own_scripts(lang)):
+        return ResponseLanguage("ok", target, *_probabilities(body, lang, shown))
+    return ResponseLanguage("unchecked")
+
+
+def _by_lingua(body: str, lang: str, target: str, shown: frozenset[str]) -> ResponseLanguage:
+    """A long answer in a language lingua knows, sentence by sentence for the code-switching share."""
     # the target's sentence rules, then English's: a switch into English mid-answer ends its sentences the English way
     sentences = [part for sentence in (split_sentences(body, lang) if lang in all_rules() else [body])
                  for part in split_sentences(sentence, "en")]
     placed = [detect_language(sentence, lang, shown) for sentence in sentences if _letters(sentence) >= MIN_LETTERS]
     placed = [found for found in placed if found is not None]
     switched = sum(found != target for found in placed) / len(placed) if placed else None
-    return ResponseLanguage("ok", detect_language(body, lang, shown), confidence(body, lang, lang, shown),
-                            confidence(body, "en", lang, shown), switched)
+    return ResponseLanguage("ok", detect_language(body, lang, shown), *_probabilities(body, lang, shown), switched)

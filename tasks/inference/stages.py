@@ -14,7 +14,7 @@ from tasks.orchestration import as_task_result, shared_warehouse, stage_task
 from tasks.paid_stage import run_paid, unfinished
 from tasks.stage import ReadFields, Stage, StageRef, rows_digest
 
-INFERENCE = Stage("inference", 2, upstream=("instances", "import"))
+INFERENCE = Stage("inference", 3, upstream=("instances", "import"))  # 3: every language checked by script
 
 
 def model_identity(home: str, model: str) -> dict[str, str]:

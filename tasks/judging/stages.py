@@ -11,7 +11,7 @@ from tasks.orchestration import shared_warehouse, stage_task
 from tasks.paid_stage import run_paid, unfinished
 from tasks.stage import ReadFields, Stage, StageRef, rows_digest
 
-JUDGING = Stage("judging", 2, upstream=("inference",))  # 2: a refusal is "no" without a call
+JUDGING = Stage("judging", 3, upstream=("inference",))  # 3: JSON verdicts, read strictly
 CELL_RESPONSES = "benchmark = ? AND setting = ? AND lang = ? AND model = ?"
 
 

@@ -25,7 +25,10 @@ from tasks.metrics.panel import JudgeFailures, panel_decision
 from tasks.metrics.score import ALL, Score, Tally
 from tasks.metrics.xrag import PanelRow, xrag_scores
 from tasks.stage import StageOutput
-from tasks.text.language_id import lingua_code, lingua_supports
+from tasks.inference.language import target_code
+from tasks.inference.reading import strip_citations
+from tasks.inference.refusals import is_refusal
+from tasks.text.answer_match import normalise_answer
 from tasks.warehouse.db import Warehouse
 
 #: The columns of ``leaderboard`` in the order :func:`score_model` writes them.
@@ -60,6 +63,7 @@ def _judged_responses(wh: Warehouse, benchmark: str, model: str, judges: list[st
     panel = sorted(judges)
     rows = wh.query_dicts(
         "SELECT i.item_id, i.source_lang, i.lang, i.setting, r.status, r.language_status, r.detected_lang,"
+        " r.answer AS given_answer, i.answer AS gold_answer,"
         " coalesce(list(struct_pack(judge := j.judge, verdict := j.verdict)) FILTER (j.judge IS NOT NULL), [])"
         "   AS given"
         " FROM responses r JOIN instances i USING (benchmark, instance_id)"
@@ -181,29 +185,31 @@ def _eclektic_setting(setting: str, members: list[dict], config: ScoringConfig) 
 
 def xrag_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
                 config: ScoringConfig) -> tuple[list[Score], str]:
-    """Accuracy (panel majority and the question's language), the wrong-language share and the answers whose
-    language went unchecked, per slice; ``all`` pools the non-English languages (English is the baseline row)."""
+    """Accuracy (panel majority and the question's language) and the wrong-language, unchecked and abstained shares
+    of the answered responses, per slice; ``all`` pools the non-English languages (English is the baseline row)."""
     qtypes = dict(wh.query("SELECT item_id, qtype FROM qa_items WHERE benchmark = ?", [benchmark]))
     rows = _judged_responses(wh, benchmark, model, judges)
     panel = [PanelRow(r["item_id"], r["setting"], r["lang"], qtypes.get(r["item_id"]), r["verdicts"], _language_ok(r),
-                      r["answered"]) for r in rows]
-    unsupported = sorted({r.lang for r in panel if r.language_ok is None and not lingua_supports(r.lang)})
-    note = f"; language check not applied to {', '.join(unsupported)} (lingua cannot detect it)" if unsupported else ""
-    unchecked = sum(r.answered and r.language_ok is None for r in panel)
-    if unchecked:
-        note += (f"; {unchecked} answer(s) whose language was not checked (too short or ambiguous by script, or a"
-                 " language lingua does not know): judged by the panel alone, counted as unchecked")
+                      r["answered"], r["answered"] and is_refusal(r["given_answer"], r["lang"])) for r in rows]
+    unchecked = sum(r.language == "unchecked" for r in panel)
+    note = (f"; {unchecked} answer(s) whose language could not be told (no letters, or a script other languages share"
+            " and no lingua model): judged by the panel alone, counted as unchecked") if unchecked else ""
     scores = xrag_scores(panel, seed=config.seed, resamples=config.resamples, judge_failures=config.judge_failures)
     return scores, note + _judge_failures_note(rows, config.judge_failures)
 
 
 def _language_ok(response: dict) -> bool | None:
-    """Whether the response is in the question's language, as stored with it (``responses``): decided only when
-    its ``language_status`` is ok; None when it was not checked (a failed response, a language lingua does not
-    know, an answer too short or ambiguous by script: ``unchecked``, ``too_short``, ``unsupported``)."""
-    if response["status"] != "ok" or response["language_status"] != "ok":
+    """Whether the response is in the question's language, as stored with it (``responses``): an answer that is
+    the gold answer itself (a name the translation kept as it was) always is; otherwise decided only when its
+    ``language_status`` is ok; None when it was not checked (a failed response, ``unchecked``, ``unsupported``)."""
+    if response["status"] != "ok":
         return None
-    return response["detected_lang"] == lingua_code(response["lang"])
+    gold = normalise_answer(strip_citations(response["gold_answer"] or ""))
+    if gold and normalise_answer(strip_citations(response["given_answer"] or "")) == gold:
+        return True
+    if response["language_status"] != "ok":
+        return None
+    return response["detected_lang"] == target_code(response["lang"])
 
 
 SCORERS: dict[str, Scorer] = {"eclektic": eclektic_scorer, "xrag": xrag_scorer, "mkqa": mkqa_scorer}

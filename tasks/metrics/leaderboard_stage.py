@@ -30,7 +30,7 @@ from tasks.warehouse.db import Warehouse
 COUNT_COLUMNS = ("answered", "failed", "judge_failed")
 # 3: failed responses and missing verdicts counted, the whole panel's majority, XRAG's pooled languages without
 # English, ECLEKTIC in percent with transfer denominators, no interval from one cluster
-SCORING = Stage("scoring", 3, upstream=("judging", "inference"))
+SCORING = Stage("scoring", 4, upstream=("judging", "inference"))  # 4: language shares of the answered, abstained
 #: Pairs of judges beyond which an evaluation's run holds their agreement as its table only, not a metric per pair.
 MAX_KAPPA_METRICS = 10
 

@@ -8,11 +8,12 @@ failed, stopped by the budget) is incorrect and stays in every denominator.
 An answer whose decision the missing verdicts could have changed is
 incorrect too, unless the user asks to leave it out (``exclude``).  The
 language rule follows the paper: a correct answer in the wrong language is
-wrong, and the share of such answers is reported beside the accuracy; an
-answer whose language could not be checked (too short or ambiguous by
-script, or a language the detector does not know) is counted as
-``unchecked`` and decided by the panel alone.  Intervals resample questions
-(a question's languages and types move together).
+wrong.  Beside the accuracy, three shares of the *answered* responses:
+``wrong_language``, ``unchecked`` (the language could not be told: no
+letters, or a shared script without a lingua model; decided by the panel
+alone) and ``abstained`` (a whole-answer decline, incorrect, and never
+counted as wrong-language).  Intervals resample questions (a question's
+languages and types move together).
 
 The pooled ``all`` language is over the question languages other than
 English, the pivot and baseline of the protocol; English keeps its own row,
@@ -39,9 +40,10 @@ class PanelRow:
     """One response: its question, the panel's verdicts, whether its language matched, and whether it was answered.
 
     ``verdicts`` has one entry per configured judge, 'yes' | 'no' | None (missing).
-    ``language_ok`` is None when the language was not checked (the row does not
-    count towards the wrong-language share).  ``answered`` is False for a
-    response whose call failed, could not be read, or was stopped by the budget.
+    ``language_ok`` is None when the language was not checked.  ``answered`` is
+    False for a response whose call failed, could not be read, or was stopped by
+    the budget; ``abstained`` marks an answered response that declines (its
+    language is not judged at all).
     """
 
     question_id: str
@@ -51,11 +53,22 @@ class PanelRow:
     verdicts: tuple[str | None, ...]
     language_ok: bool | None
     answered: bool = True
+    abstained: bool = False
+
+    @property
+    def language(self) -> str | None:
+        """Where the answer stands under the language rule: 'abstained', 'wrong', 'unchecked' or 'ok'; None for a
+        response without an answer."""
+        if not self.answered:
+            return None
+        if self.abstained:
+            return "abstained"
+        return {True: "ok", False: "wrong", None: "unchecked"}[self.language_ok]
 
     @property
     def decision(self) -> bool | None:
         """Correct (True), incorrect (False), or undecided because verdicts are missing (None)."""
-        if not self.answered or self.language_ok is False:
+        if not self.answered or self.abstained or self.language_ok is False:
             return False
         return panel_decision(self.verdicts)
 
@@ -73,21 +86,22 @@ def _slice_scores(rows: list[PanelRow], setting: str, lang: str, subset: str, *,
     groups = list(by_question.values())
     counted = [[r for r in g if r.decision is not None or judge_failures == "incorrect"] for g in groups]
     correct = [sum(r.decision is True for r in g) for g in counted]
-    checked = [sum(r.language_ok is not None for r in g) for g in groups]
-    wrong = [sum(r.language_ok is False for r in g) for g in groups]
     sizes = [len(g) for g in counted]
-    accuracy = clustered_ratio_ci(correct, sizes, n_resamples=resamples, seed=seed)
-    wrong_language = clustered_ratio_ci(wrong, checked, n_resamples=resamples, seed=seed)
     tally = Tally.of((r.answered, r.judge_failed) for r in rows)
-    unchecked = sum(r.answered and r.language_ok is None for r in rows)
-    return [Score(setting, lang, subset, "accuracy", *as_percent(accuracy), sum(sizes)).counted(tally),
-            Score(setting, lang, subset, "wrong_language", *as_percent(wrong_language), sum(checked)).counted(tally),
-            Score(setting, lang, subset, "unchecked", float(unchecked), None, None, tally.answered).counted(tally)]
+    scores = [Score(setting, lang, subset, "accuracy",
+                    *as_percent(clustered_ratio_ci(correct, sizes, n_resamples=resamples, seed=seed)),
+                    sum(sizes)).counted(tally)]
+    answered = [sum(r.answered for r in g) for g in groups]
+    for metric, standing in (("wrong_language", "wrong"), ("unchecked", "unchecked"), ("abstained", "abstained")):
+        share = clustered_ratio_ci([sum(r.language == standing for r in g) for g in groups], answered,
+                                   n_resamples=resamples, seed=seed)
+        scores.append(Score(setting, lang, subset, metric, *as_percent(share), sum(answered)).counted(tally))
+    return scores
 
 
 def xrag_scores(rows: Iterable[PanelRow], *, seed: int = 0, resamples: int = 1000,
                 judge_failures: JudgeFailures = "incorrect") -> list[Score]:
-    """Accuracy and wrong-language share (×100) and the count of answers whose language went unchecked, per
+    """Accuracy and the wrong-language, unchecked and abstained shares of the answered responses (×100), per
     setting × language × question type, per setting × language, and per setting over the non-English languages."""
     slices: dict[tuple[str, str, str], list[PanelRow]] = defaultdict(list)
     for row in rows:

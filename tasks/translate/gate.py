@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from sacrebleu import sentence_chrf
 
 from tasks.text.entities import entity_matcher, language_names
+from tasks.inference.language import response_language, target_code
 from tasks.text.language_id import detect_language, lingua_code
 from tasks.text.languages import rule_for
 from tasks.translate.config import TranslateConfig
@@ -117,9 +118,13 @@ def check_translation(
     """Run the gate on one translation (``text``) of ``source_text`` and its round trip ``back_text``."""
     reasons = []
     detected = None
-    # a target lingua cannot detect is not checked (never judged by the nearest language lingua knows)
+    # a target lingua cannot detect is checked by script only (never judged by the nearest language lingua knows)
     expected = lingua_code(tgt_lang)
-    if expected is not None and sum(ch.isalpha() for ch in text) >= config.min_detect_letters:
+    if expected is None:
+        placed = response_language(text, tgt_lang)
+        if placed.status == "ok" and placed.detected != target_code(tgt_lang):
+            reasons.append(f"language: no letter in the scripts of {tgt_lang} (reads as {placed.detected})")
+    elif sum(ch.isalpha() for ch in text) >= config.min_detect_letters:
         detected = detect_language(text, tgt_lang, frozenset({src_lang}))  # in play: the target, the source, English
         if detected is None:
             reasons.append(f"language: lingua recognises no language in the translation (expected {tgt_lang})")
