@@ -3,7 +3,7 @@
 * ``features_vs_loop``: the deterministic features' responses/s as the
   features stage computes them ÷ a plain loop computing the same values
   response by response with the same libraries — goal ≥ 10.  The stage's
-  side is its real path, :func:`tasks.features.stages.deterministic_values`
+  side is its real path, :func:`tasks.features.compute.deterministic_values`
   for each feature: at the default 3,000 responses every feature is one
   in-process batch (BLEU and ROUGE-L go to the Dask cluster only from two
   tasks of ``CHUNK`` responses on; ``stage_tasks`` says how many it used);
@@ -64,7 +64,7 @@ from tasks.arena.bradley_terry import Battle, ratings  # noqa: E402
 from tasks.compute import mode, parallelism, paused_gc  # noqa: E402
 from tasks.features.deterministic import DETERMINISTIC, OVERLAP, bleu_tokenizer, rouge_words  # noqa: E402
 from tasks.features.inputs import FeatureInput  # noqa: E402
-from tasks.features.stages import CHUNK, _compute_chunk, _tasks, deterministic_values, distributes  # noqa: E402
+from tasks.features.compute import CHUNK, _compute_chunk, _tasks, deterministic_values, distributes  # noqa: E402
 from tasks.inference.refusals import is_refusal  # noqa: E402
 
 #: Per language, words by falling frequency: sentences drawn from them are Zipf-like and almost never repeat.

@@ -52,7 +52,7 @@ from benchmarks._common import best_of, emit, per_second, say  # noqa: E402
 from tasks.dumps.records import DOCUMENT_SCHEMA  # noqa: E402
 from tasks.rankers import vector_index  # noqa: E402
 from tasks.rankers.dense import DenseRanker  # noqa: E402
-from tasks.rankers.device import DeviceConfig, Placement, batch_size, load_bi_encoder, resolve  # noqa: E402
+from tasks.placement import DeviceConfig, Placement, batch_size, load_bi_encoder, resolve  # noqa: E402
 from tasks.rankers.search import to_device, top_k  # noqa: E402
 from tasks.stage import ReadFields, Stage, StageOutput, run_stage  # noqa: E402
 from tasks.text.truncate import truncate  # noqa: E402

@@ -4,115 +4,30 @@
 ``tests/test_docs_generated.py`` fails when either differs from what this module
 would write, so neither can drift from the stages or the command line:
 
-- the DAG is read from the stage definitions themselves — every
-  ``Stage("name", version, upstream=(…))`` in ``tasks/`` and ``flows/`` — and
-  grouped by the flow that owns each stage (``flows.rerun.OWNERS``); what a
-  stage writes is not declared in code, so :data:`STAGE_TABLES` says it, next to
-  the picture it feeds, and the test checks that every stage has an entry and
-  every entry names a real table or view;
+- the DAG is drawn from the stage catalog (:mod:`tasks.catalog`): each
+  stage's flow, the stages it reads and the tables it writes;
 - the CLI reference walks the Typer app: every command, argument and option,
   with its default and help text.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # Typer vendors click; its classes are only named in annotations here
     from typer._click.core import Command, Context, Parameter
 
+from tasks.catalog import FLOWS, STAGES
+from tasks.stage import Stage
+
 REPO = Path(__file__).resolve().parents[1]
-#: Where stages are defined: the stage library and the flows that declare placeholder upstreams.
-STAGE_ROOTS = ("tasks", "flows")
 README = REPO / "README.md"
 CLI_REFERENCE = REPO / "docs" / "cli.md"
 DAG_BLOCK = "dag"
-
-#: What each stage writes: warehouse tables and views (``documents`` is the view over the lake's ``documents_raw``),
-#: or, ending in ``/``, a folder of the home.  Checked against the stages and the warehouse's schema by
-#: tests/test_docs_generated.py.
-STAGE_TABLES: Mapping[str, tuple[str, ...]] = {
-    "download": ("dumps",),
-    "documents": ("documents", "ingest_issues"),
-    "sitelinks": ("sitelinks",),
-    "index": ("indexes/",),
-    "retrieval": ("retrieval_hits",),
-    "qrels": ("clir_qrels", "clir_collections"),
-    "qa-candidates": ("qa_candidates",),
-    "qa-generate": ("qa_items",),
-    "xrag-pairs": ("related_pairs",),
-    "xrag-related": ("related_pairs",),
-    "xrag-questions": ("qa_steps", "qa_items"),
-    "qa-prescreen": ("qa_reviews",),
-    "translate": ("translations",),
-    "distractors": ("distractors",),
-    "instances": ("instances",),
-    "import": ("qa_benchmarks", "qa_items", "instances", "documents", "clir_qrels"),
-    "import-responses": ("responses",),
-    "import-verdicts": ("judgements",),
-    "inference": ("responses",),
-    "judging": ("judgements",),
-    "scoring": ("leaderboard",),
-    "features": ("features",),
-    "arena-judging": ("battles",),
-    "arena-ratings": ("arena_ratings",),
-    "arena-surrogate": ("surrogate_reports", "arena_ratings"),
-}
-
-
-@dataclass(frozen=True)
-class StageDefinition:
-    """A stage as the code defines it: its name, the stages it reads, and where it is defined."""
-
-    name: str
-    upstream: tuple[str, ...]
-    defined_at: tuple[str, ...]
-
-
-def _literal(node: ast.expr, where: str) -> object:
-    try:
-        return ast.literal_eval(node)
-    except ValueError:
-        raise ValueError(f"{where}: a Stage's name and upstream must be literals for the DAG picture,"
-                         f" found {ast.unparse(node)!r}") from None
-
-
-def stage_definitions(repo: Path = REPO, roots: Iterable[str] = STAGE_ROOTS) -> dict[str, StageDefinition]:
-    """Every ``Stage(...)`` call in the sources, by name, read from the syntax tree (nothing is imported).
-
-    A flow may declare an upstream stage it reads again as a bare placeholder
-    (``Stage("documents", 1)`` in the CLIR and QA flows), so definitions of one
-    name are merged: the union of their upstreams, every place they occur.
-    """
-    found: dict[str, tuple[set[str], list[str]]] = {}
-    for root in roots:
-        for path in sorted((repo / root).rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-            for node in ast.walk(tree):
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Stage"):
-                    continue
-                where = f"{path.relative_to(repo)}:{node.lineno}"
-                if not node.args:
-                    raise ValueError(f"{where}: Stage(...) without a name")
-                name = _literal(node.args[0], where)
-                upstream: object = ()
-                for keyword in node.keywords:
-                    if keyword.arg == "upstream":
-                        upstream = _literal(keyword.value, where)
-                if len(node.args) > 2:
-                    upstream = _literal(node.args[2], where)
-                if not isinstance(name, str) or not isinstance(upstream, tuple):
-                    raise ValueError(f"{where}: Stage(name: str, version, upstream: tuple) expected")
-                ups, places = found.setdefault(name, (set(), []))
-                ups.update(upstream)
-                places.append(where)
-    return {name: StageDefinition(name, tuple(sorted(ups)), tuple(places)) for name, (ups, places) in found.items()}
 
 
 def _node(name: str, prefix: str = "s_") -> str:
@@ -120,50 +35,33 @@ def _node(name: str, prefix: str = "s_") -> str:
     return prefix + re.sub(r"\W", "_", name)
 
 
-def dag_mermaid(stages: Mapping[str, StageDefinition], owners: Mapping[str, str],
-                tables: Mapping[str, tuple[str, ...]] = STAGE_TABLES) -> str:
-    """The DAG as a Mermaid flowchart: one box per stage with the tables it writes, grouped by owning flow.
-
-    ``owners`` maps a stage to the flow that runs it (a subgraph); the order of
-    flows and stages follows ``owners``, so the picture reads in workflow order.
-    A stage without an entry in ``tables`` is an error: the picture would hide
-    what it writes.
-    """
-    missing = sorted(set(stages) - set(tables))
-    if missing:
-        raise KeyError(f"stages without an entry in deployments/docs.py STAGE_TABLES: {missing}")
-    flows: dict[str, list[str]] = {}
-    for stage in [*owners, *sorted(set(stages) - set(owners))]:
-        if stage in stages:
-            flows.setdefault(owners.get(stage, ""), []).append(stage)
+def dag_mermaid(stages: Sequence[Stage], flows: Sequence[str] = FLOWS) -> str:
+    """The DAG as a Mermaid flowchart: one box per stage with the tables it writes, grouped by the flow that runs
+    it (in the order of ``flows``; stages a command runs come last, outside any flow), edges from the stages it
+    reads.  A stage that writes nothing is an error: the picture would hide what it does."""
+    silent = sorted(stage.name for stage in stages if not stage.writes)
+    if silent:
+        raise KeyError(f"stages that declare no table they write (tasks/catalog.py): {silent}")
+    names = {stage.name for stage in stages}
     lines = ["flowchart TD"]
-    for flow, members in flows.items():
-        indent = "  "
-        if flow:
+    for flow in [*flows, ""]:
+        members = [stage for stage in stages if stage.flow == flow]
+        indent = "    " if flow else "  "
+        if flow and members:
             lines.append(f'  subgraph {_node(flow, "f_")}["flow: {flow}"]')
-            indent = "    "
         for stage in members:
-            written = "<br/>".join(tables[stage])
-            lines.append(f'{indent}{_node(stage)}["<b>{stage}</b><br/><i>{written}</i>"]')
-        if flow:
+            lines.append(f'{indent}{_node(stage.name)}["<b>{stage.name}</b><br/><i>{"<br/>".join(stage.writes)}</i>"]')
+        if flow and members:
             lines.append("  end")
-    for stage in (s for members in flows.values() for s in members):
-        for upstream in stages[stage].upstream:
-            if upstream in stages:
-                lines.append(f"  {_node(upstream)} --> {_node(stage)}")
+    ordered = [stage for flow in [*flows, ""] for stage in stages if stage.flow == flow]
+    lines += [f"  {_node(upstream)} --> {_node(stage.name)}"
+              for stage in ordered for upstream in sorted(stage.upstream) if upstream in names]
     return "\n".join(lines) + "\n"
-
-
-def stage_owners() -> dict[str, str]:
-    """Stage name → the flow that owns it, in the order the rerun flow lists its owners (workflow order)."""
-    from flows.rerun import OWNERS
-
-    return {stage: owner.flow for owner in OWNERS for stage in owner.stages}
 
 
 def dag_block() -> str:
     """The README's DAG picture: a fenced Mermaid block GitHub renders."""
-    return "```mermaid\n" + dag_mermaid(stage_definitions(), stage_owners()) + "```\n"
+    return "```mermaid\n" + dag_mermaid(STAGES) + "```\n"
 
 
 def replace_block(text: str, name: str, body: str, *, where: str) -> str:

@@ -6,27 +6,25 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from tasks.arena.battles import ArenaConfig, judging_estimate
-from tasks.arena.bradley_terry import Ties, rating_text
-from tasks.arena.pairwise import agreement_text
-from tasks.arena.report import best_first
-from tasks.arena.stages import (
-    ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE, arena_judging_stage, arena_ratings_stage, arena_surrogate_stage,
+from tasks.arena import ArenaConfig, Ties, agreement_text, best_first, judging_estimate, rating_text
+from tasks.catalog import ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE, FEATURES, descendants, scope
+from tasks.errors import ConfigError
+from tasks.features import FeatureModels, feature_names
+from tasks.inference import check_gold_readers
+from tasks.llm import Budget
+from tasks.settings import resolve_home
+from tasks.stages import (
+    arena_judging_stage,
+    arena_ratings_stage,
+    arena_surrogate_stage,
+    client_for,
+    collect_outcomes,
+    features_stage,
+    finish_run,
+    flow_session,
     publish_estimate,
 )
-from tasks.features.models import FeatureModels
-from tasks.features.stages import FEATURES, feature_names, features_stage
-from tasks.errors import ConfigError
-from tasks.llm import Budget
-from tasks.llm.backends.gold import check_gold_readers
-from tasks.orchestration import collect_outcomes, flow_session
-from tasks.paid_stage import client_for
-from tasks.reporting import finish_run
-from tasks.settings import resolve_home
-from tasks.stage import descendants
 from tasks.tracking import tracked_run
-
-ARENA_STAGES = (FEATURES, ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE)
 
 
 class ArenaParams(BaseModel):
@@ -56,7 +54,7 @@ def arena_flow(params: ArenaParams) -> list[dict]:
     """Features of every response, battles per language (both orders), ratings per language and overall, and the
     surrogate judge — which also predicts ratings for systems with responses that were not in ``models``."""
     home = str(resolve_home(params.home))
-    force = frozenset(descendants(ARENA_STAGES, params.force))
+    force = frozenset(descendants(scope("arena"), params.force))
     with flow_session(home) as wh, tracked_run(wh, "arena", params, flow_run.get_id()) as run:
         langs = [lang for (lang,) in wh.query("SELECT DISTINCT lang FROM responses WHERE benchmark = ? ORDER BY 1",
                                               [params.benchmark])]

@@ -51,10 +51,10 @@ from flows.evaluate import EvaluateParams, evaluate_flow
 from flows.features import FeaturesParams, features_flow
 from flows.qa import InstancesParams, TranslateParams, instances_flow, translate_flow
 from flows.rerun import scope_runs
-from tasks.text.codes import WikiLang
-from tasks.orchestration import flow_session, shared_warehouse
 from tasks.settings import resolve_home
 from tasks.stage import current_ref
+from tasks.stages import flow_session, shared_warehouse
+from tasks.text import WikiLang
 
 
 class BackfillParams(BaseModel):

@@ -21,17 +21,26 @@ os.environ.setdefault("DO_NOT_TRACK", "1")  # Prefect telemetry cannot reach its
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 from flows.cli_support import (  # noqa: E402
-    ClirForce, CorpusForce, command_group, fail, prepare_flow_run, print_table, run_flow, set_verbose, split_list, with_warehouse,
+    ClirForce,
+    CorpusForce,
+    command_group,
+    fail,
+    prepare_flow_run,
+    print_table,
+    run_flow,
+    set_verbose,
+    split_list,
+    with_warehouse,
 )
-from flows.qa_cli import instances_app, qa_app, review_app, translate  # noqa: E402
 from flows.eval_cli import arena, evaluate, features, leaderboard, report, rerun  # noqa: E402
-from flows.score_cli import score_app  # noqa: E402
 from flows.import_cli import import_app  # noqa: E402
 from flows.judges_cli import judges_app  # noqa: E402
 from flows.models_cli import models_app  # noqa: E402
+from flows.qa_cli import instances_app, qa_app, review_app, translate  # noqa: E402
+from flows.score_cli import score_app  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
-from tasks.text.languages import OVERRIDES_ENV, reload_rules  # noqa: E402
+from tasks.text import OVERRIDES_ENV, reload_rules
 
 #: The order a user runs the commands in; ``--help`` lists them so.
 WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "models", "eval", "features", "arena", "leaderboard", "judges", "report", "rerun", "backfill", "score", "sql", "demo")
@@ -89,7 +98,7 @@ def corpus_download(
     dest: Annotated[Optional[Path], typer.Option(help="Directory to write to (default: $HOME/dumps/manual).")] = None,
 ) -> None:
     """Download one file (http(s), file:// or a path), resuming and verifying its checksum."""
-    from tasks.dumps.download import download
+    from tasks.dumps import download
 
     target = dest or resolve_home() / "dumps" / "manual"
     try:
@@ -143,7 +152,7 @@ def clir_build(
 ) -> None:
     """Index, mine and label title queries, project labels into BI (and MULTI) qrels."""
     from flows.clir import ClirBuildParams, clir_build_flow
-    from tasks.pairing.config import ClirConfig
+    from tasks.pairing import ClirConfig
 
     run_flow(clir_build_flow, lambda: ClirBuildParams(
         name=name, langs=split_list(langs), multi=multi, backend=backend,
@@ -172,14 +181,14 @@ def clir_eval(
     A dense ranker searches exactly; dense@flat:MODEL through a FAISS flat index (the same rankings),
     dense@ivf:MODEL or dense@hnsw:MODEL through an approximate one (its recall@100 is logged)."""
     from flows.clir import clir_eval_flow
-    from tasks.metrics.stages import ClirEvalParams
-    from tasks.rankers.device import apply_device_options
+    from tasks.placement import device_options
+    from tasks.stages import ClirEvalParams
 
     try:
-        apply_device_options(device, precision, batch_size)
+        placement = device_options(device, precision, batch_size)
         prepare_flow_run()
         metrics = clir_eval_flow(ClirEvalParams(name=name, ranker=ranker, rerank=rerank, split=split, k=k,
-                                                backend=backend, home=os.environ[HOME_ENV]))
+                                                backend=backend, device=placement, home=os.environ[HOME_ENV]))
     except (BabelbenchError, ValueError) as exc:
         fail(exc)
     for row in metrics:
@@ -195,8 +204,7 @@ def clir_export(
     out: Annotated[Path, typer.Option(help="Output directory.")],
 ) -> None:
     """Write the collection as CLIRMatrix JSON Lines (per direction and split) and doc TSVs."""
-    from tasks.pairing.export import validate_export
-    from tasks.pairing.publish import export_collection
+    from tasks.pairing import export_collection, validate_export
 
     written = with_warehouse(lambda wh: export_collection(wh, name, out), read_only=True)
     problems = validate_export(out / name)
@@ -210,7 +218,7 @@ def sql(query: str, as_json: Annotated[bool, typer.Option("--json", help="Print 
     """Run a query against the warehouse and print the rows (CSV with a header by default)."""
     import duckdb
 
-    from tasks.warehouse.db import Warehouse
+    from tasks.warehouse import Warehouse
 
     try:
         with Warehouse(resolve_home(), read_only=True) as wh:

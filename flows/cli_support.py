@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TypeVar
 
 import typer
 
+from tasks.catalog import scope
 from tasks.errors import BabelbenchError
 from tasks.settings import resolve_home
 
 if TYPE_CHECKING:
-    from tasks.warehouse.db import Warehouse
+    from tasks.warehouse import Warehouse
 
 P = TypeVar("P")
 T = TypeVar("T")
@@ -23,16 +24,16 @@ def command_group(help_text: str, **settings: object) -> typer.Typer:
     return typer.Typer(help=help_text, no_args_is_help=True, rich_markup_mode=None, **settings)
 
 
-def force_option(stage_names: str) -> object:
-    """A repeatable ``--force STAGE`` option whose help names the command's stages (checked by tests/test_cli_help.py)."""
-    return typer.Option(metavar="STAGE", help=f"Recompute STAGE and what depends on it (repeatable). Stages: {stage_names}.")
+def force_option(*flows: str) -> object:
+    """A repeatable ``--force STAGE`` option whose help names the stages the command's ``flows`` may recompute: the
+    stages they run and those they read (:func:`tasks.catalog.scope`)."""
+    names = ", ".join(stage.name for stage in scope(*flows))
+    return typer.Option(metavar="STAGE", help=f"Recompute STAGE and what depends on it (repeatable). Stages: {names}.")
 
 
-CorpusForce = Annotated[Optional[list[str]], force_option("download, documents, sitelinks")]
-ClirForce = Annotated[Optional[list[str]], force_option("documents, index, retrieval, qrels")]
-QaForce = Annotated[Optional[list[str]], force_option(
-    "documents, sitelinks, index, qa-candidates, qa-generate, xrag-pairs, xrag-related, xrag-questions, qa-prescreen,"
-    " translate, distractors, instances")]
+CorpusForce = Annotated[Optional[list[str]], force_option("corpus")]
+ClirForce = Annotated[Optional[list[str]], force_option("clir-build")]
+QaForce = Annotated[Optional[list[str]], force_option("qa-build", "translate", "instances")]
 
 
 MaxCalls = Annotated[Optional[int], typer.Option(help="Stop before more than N paid model calls in this run.")]
@@ -145,10 +146,10 @@ def run_flow(flow: Callable[[P], list[dict]], build: Callable[[], P],
 
 def with_warehouse(action: Callable[[Warehouse], T], *, read_only: bool = False) -> T:
     """Run ``action`` on the home's warehouse; a babelbench error becomes one clear line and exit 2."""
-    from tasks.warehouse.db import Warehouse
+    from tasks.home import open_warehouse
 
     try:
-        with Warehouse(resolve_home(), read_only=read_only) as wh:
+        with open_warehouse(resolve_home(), read_only=read_only) as wh:
             return action(wh)
     except BabelbenchError as exc:
         fail(exc)

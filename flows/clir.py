@@ -8,18 +8,25 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field, model_validator
 
-from tasks.text.codes import WikiLang
-from tasks.index.base import IndexConfig
-from tasks.orchestration import collect_outcomes, flow_session
-from tasks.pairing.config import ClirConfig
-from tasks.metrics.stages import ClirEvalParams, evaluate_stage, log_evaluation
-from tasks.pairing.stages import (
-    CLIR_STAGES, bi_qrels_stage, check_language, index_stage, multi_qrels_stage, register_collection, retrieval_stage,
-)
-from tasks.rankers.base import log_model_placement
-from tasks.reporting import finish_run
+from tasks.catalog import descendants, scope
+from tasks.index import IndexConfig
+from tasks.pairing import ClirConfig
 from tasks.settings import resolve_home
-from tasks.stage import descendants
+from tasks.stages import (
+    ClirEvalParams,
+    bi_qrels_stage,
+    check_language,
+    collect_outcomes,
+    evaluate_stage,
+    finish_run,
+    flow_session,
+    index_stage,
+    log_evaluation,
+    multi_qrels_stage,
+    register_collection,
+    retrieval_stage,
+)
+from tasks.text import WikiLang
 from tasks.tracking import tracked_run
 
 
@@ -48,7 +55,7 @@ class ClirBuildParams(BaseModel):
 def clir_build_flow(params: ClirBuildParams) -> list[dict]:
     """Index each language, mine labelled title-query hits, project them into BI (and MULTI) qrels."""
     home = str(resolve_home(params.home))
-    force = frozenset(descendants(CLIR_STAGES, params.force))
+    force = frozenset(descendants(scope("clir-build"), params.force))
     with flow_session(home) as wh, tracked_run(wh, "clir-build", params, flow_run.get_id()) as run:
         futures: dict[str, dict] = {}
         documents, hits = {}, {}
@@ -81,7 +88,6 @@ def clir_eval_flow(params: ClirEvalParams) -> list[dict]:
     home = str(resolve_home(params.home))
     with flow_session(home) as wh, tracked_run(wh, "clir-eval", params, flow_run.get_id()) as run:
         result = evaluate_stage(home, params, run.run_id)
-        log_model_placement(params.ranker, params.rerank)
         log_evaluation(home, params, result, run.mlflow_run_id)
         run.finish([])
         return result.metrics

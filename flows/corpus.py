@@ -6,14 +6,20 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from tasks.text.codes import WikiLang
-from tasks.dumps.sources import DocKind
-from tasks.dumps.stages import CORPUS_STAGES, DumpQuery, SitelinkChoice, documents_stage, download_stage, sitelinks_stage
-from tasks.orchestration import collect_outcomes, flow_session
-from tasks.reporting import finish_run
+from tasks.catalog import descendants, scope
+from tasks.dumps import DocKind
 from tasks.settings import resolve_home
-from tasks.stage import descendants
-from tasks.text.languages import rule_for
+from tasks.stages import (
+    DumpQuery,
+    SitelinkChoice,
+    collect_outcomes,
+    documents_stage,
+    download_stage,
+    finish_run,
+    flow_session,
+    sitelinks_stage,
+)
+from tasks.text import WikiLang, rule_for
 from tasks.tracking import tracked_run
 
 
@@ -35,7 +41,7 @@ class CorpusParams(BaseModel):
 def corpus_flow(params: CorpusParams) -> list[dict]:
     """Download, parse and link one Wikipedia corpus per language into the warehouse."""
     home = str(resolve_home(params.home))
-    force = frozenset(descendants(CORPUS_STAGES, params.force))
+    force = frozenset(descendants(scope("corpus"), params.force))
     wikis = {lang: rule_for(lang).wiki for lang in params.langs}
     with flow_session(home) as wh, tracked_run(wh, "corpus", params, flow_run.get_id()) as run:
         wikidata = None

@@ -10,13 +10,11 @@ from flows.backfill import BackfillParams, backfill_flow
 from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
 from flows.demo_qa import XRAG_SAMPLE, arena_summary, judge_summary, leaderboard_summary, qa_summary, run_qa_demo
-from tasks.metrics.stages import ClirEvalParams
-from tasks.pairing.config import ClirConfig
-from tasks.sample.mirror import build_sample_mirror
-from tasks.sample.xrag_sample import load_questions
+from tasks.pairing import ClirConfig
+from tasks.sample import build_sample_mirror, load_questions
+from tasks.stages import ClirEvalParams
 from tasks.tracking import tracking_uri
-from tasks.warehouse.db import Warehouse
-
+from tasks.warehouse import Warehouse
 
 DEMO_COLLECTION = "demo"
 #: The sample's languages the main job leaves out, so the demo can show `babelbench backfill` adding them: Swahili,

@@ -27,12 +27,12 @@ from flows.arena import ArenaParams, arena_flow
 from flows.evaluate import EvaluateParams, evaluate_flow
 from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_flow, qa_build_flow, translate_flow
 from flows.report import ReportParams, report_flow
-from tasks.arena.battles import ArenaConfig
-from tasks.imports.common import import_dataset
-from tasks.instances.build import InstanceConfig
-from tasks.qa.xrag_config import XragConfig
-from tasks.sample.xrag_sample import load_questions, write_xrag_sample
-from tasks.warehouse.db import Warehouse
+from tasks.arena import ArenaConfig
+from tasks.imports import import_dataset
+from tasks.instances import InstanceConfig
+from tasks.qa import XragConfig
+from tasks.sample import load_questions, write_xrag_sample
+from tasks.warehouse import Warehouse
 
 GENERATOR = "local"
 #: The systems the demo evaluates: the local model, the baseline that always abstains (MKQA's floor), the one

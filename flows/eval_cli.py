@@ -11,16 +11,24 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from flows.cli_support import (
-    MaxCalls, MaxTokens, MaxUsd, budget_of, fail, force_option, run_flow, split_list, with_warehouse,
+    MaxCalls,
+    MaxTokens,
+    MaxUsd,
+    budget_of,
+    fail,
+    force_option,
+    run_flow,
+    split_list,
+    with_warehouse,
 )
 from tasks.errors import ConfigError
 from tasks.settings import HOME_ENV
 
 if TYPE_CHECKING:
     from flows.evaluate import EvaluateParams
-    from tasks.warehouse.db import Warehouse
+    from tasks.warehouse import Warehouse
 
-EvalForce = Annotated[Optional[list[str]], force_option("inference, judging, scoring")]
+EvalForce = Annotated[Optional[list[str]], force_option("evaluate")]
 LEADERBOARD_COLUMNS = ("benchmark", "setting", "lang", "subset", "model", "metric", "value", "ci_low", "ci_high", "n",
                        "answered", "failed", "judge_failed", "mode", "judges")
 
@@ -44,7 +52,7 @@ def evaluate(
     """Ask every model each instance, judge the answers, and score them into the leaderboard; exit 1 when a
     model's response failed (it counts as incorrect), naming the model."""
     from flows.evaluate import EvaluateParams, evaluate_flow
-    from tasks.metrics.leaderboard import ScoringConfig
+    from tasks.metrics import ScoringConfig
 
     run_flow(evaluate_flow, lambda: EvaluateParams(
         benchmark=benchmark, models=split_list(models), langs=split_list(langs) if langs else None,
@@ -59,7 +67,7 @@ def _failed_models(params: EvaluateParams) -> list[str]:
     """"model X: 12 of 40 responses failed (call_failed: …)" for each evaluated model with a failed response in
     the evaluated cells."""
     from flows.evaluate import evaluation_cells
-    from tasks.metrics.leaderboard import failed_responses
+    from tasks.metrics import failed_responses
 
     def failures(wh: Warehouse) -> list[str]:
         cells = evaluation_cells(wh, params)
@@ -84,7 +92,7 @@ def features(
     """Heuristic features of every response (MIRAGE-BENCH): language, citations, overlap, labelled extras, and
     (named with --only) the model-based support and reranker features and the LLM-graded ones."""
     from flows.features import FeaturesParams, features_flow
-    from tasks.features.models import FeatureModels
+    from tasks.features import FeatureModels
 
     chosen = {"nli": nli_model, "reranker": reranker_model}
     run_flow(features_flow, lambda: FeaturesParams(
@@ -105,14 +113,14 @@ def arena(
     judge_own_system: Annotated[bool, typer.Option(help="Let the judge rate pairs that include its own answers"
                                                         " (when it is also one of --models).")] = False,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None,
-    force: Annotated[Optional[list[str]], force_option("features, arena-judging, arena-ratings, arena-surrogate")]
+    force: Annotated[Optional[list[str]], force_option("arena")]
     = None,
 ) -> None:
     """Judge every pair of systems on sampled queries in both orders, then rate them (Bradley–Terry): a system
     without an answer on a sampled query loses to each system that answered; a system that never lost (or never
     won) is shown as unbounded, not given a number."""
     from flows.arena import ArenaParams, arena_flow
-    from tasks.arena.battles import ArenaConfig
+    from tasks.arena import ArenaConfig
 
     run_flow(arena_flow, lambda: ArenaParams(
         benchmark=benchmark, models=split_list(models), judge=judge, langs=split_list(langs) if langs else None,
@@ -152,7 +160,7 @@ def leaderboard(
     models: Annotated[Optional[str], typer.Option(help="Only these models, comma-separated.")] = None,
 ) -> None:
     """Print a benchmark's leaderboard: every metric per setting, language and model, with its 95% interval."""
-    from tasks.metrics.leaderboard_stage import leaderboard_rows
+    from tasks.stages import leaderboard_rows
 
     if output not in ("table", "json", "csv"):
         fail(ConfigError(f"--format {output!r}: choose table, json or csv"))

@@ -8,24 +8,25 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
+from tasks.catalog import descendants, scope
 from tasks.errors import ConfigError
-from tasks.inference.prompting import InferenceConfig
-from tasks.inference.stages import INFERENCE, inference_stage
-from tasks.judging.pointwise import RECIPE_JUDGE, JudgeConfig
-from tasks.judging.stages import JUDGING, judging_stage
+from tasks.inference import InferenceConfig, check_gold_readers
+from tasks.judging import RECIPE_JUDGE, JudgeConfig
 from tasks.llm import Budget, load_registry
-from tasks.llm.backends.gold import check_gold_readers
-from tasks.metrics.leaderboard import ScoringConfig
-from tasks.metrics.leaderboard_stage import SCORING, report_evaluation, scoring_stage
-from tasks.orchestration import collect_outcomes, flow_session
-from tasks.qa.policy import benchmark_definition
-from tasks.reporting import finish_run
+from tasks.metrics import ScoringConfig
+from tasks.qa import benchmark_definition
 from tasks.settings import resolve_home
-from tasks.stage import Stage, descendants
+from tasks.stages import (
+    collect_outcomes,
+    finish_run,
+    flow_session,
+    inference_stage,
+    judging_stage,
+    report_evaluation,
+    scoring_stage,
+)
 from tasks.tracking import tracked_run
-from tasks.warehouse.db import Warehouse
-
-EVAL_STAGES: tuple[Stage, ...] = (INFERENCE, JUDGING, SCORING)
+from tasks.warehouse import Warehouse
 
 
 class EvaluateParams(BaseModel):
@@ -76,7 +77,7 @@ def check_judges(params: EvaluateParams) -> None:
 def evaluate_flow(params: EvaluateParams) -> list[dict]:
     """Inference per (setting, language, model), judging per judge, then one leaderboard per model."""
     home = str(resolve_home(params.home))
-    force = frozenset(descendants(EVAL_STAGES, params.force))
+    force = frozenset(descendants(scope("evaluate"), params.force))
     with flow_session(home) as wh, tracked_run(wh, "evaluate", params, flow_run.get_id()) as run:
         recipe, _ = benchmark_definition(wh, params.benchmark)
         cells = evaluation_cells(wh, params)

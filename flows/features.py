@@ -6,15 +6,12 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
+from tasks.catalog import FEATURES, descendants, scope
 from tasks.errors import ConfigError
-from tasks.features.grades import TEMPLATES
-from tasks.features.models import FeatureModels
+from tasks.features import TEMPLATES, FeatureModels, feature_names
 from tasks.llm import Budget
-from tasks.features.stages import FEATURES, feature_names, features_stage
-from tasks.orchestration import collect_outcomes, flow_session
-from tasks.reporting import finish_run
 from tasks.settings import resolve_home
-from tasks.stage import descendants
+from tasks.stages import collect_outcomes, features_stage, finish_run, flow_session
 from tasks.tracking import tracked_run
 
 
@@ -41,7 +38,7 @@ def features_flow(params: FeaturesParams) -> list[dict]:
     graded = sorted(set(names) & set(TEMPLATES))
     if graded and params.grader is None:
         raise ConfigError(f"{', '.join(graded)}: graded by an LLM; name the grader (--grader, a registry name)")
-    force = frozenset(descendants((FEATURES,), params.force))
+    force = frozenset(descendants(scope("features"), params.force))
     with flow_session(home) as wh, tracked_run(wh, "features", params, flow_run.get_id()) as run:
         if not wh.scalar("SELECT count(*) FROM responses WHERE benchmark = ?", [params.benchmark]):
             raise ConfigError(f"benchmark {params.benchmark!r} has no responses; run `babelbench eval --benchmark"

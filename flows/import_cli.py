@@ -89,9 +89,9 @@ def import_responses(
 ) -> None:
     """A model's responses made elsewhere, stored as its responses: `eval`, `features`, `arena` and `leaderboard`
     use them without calling it."""
-    from tasks.imports.responses import import_responses as store
+    from tasks.imports import import_responses as store
     from tasks.llm import load_registry
-    from tasks.warehouse.db import Warehouse
+    from tasks.warehouse import Warehouse
 
     def run(wh: Warehouse) -> None:
         ref = store(wh, benchmark, model, file, load_registry(home=wh.home).names, force=force)
@@ -110,8 +110,8 @@ def import_verdicts(
 ) -> None:
     """A person's verdicts on stored responses, kept beside the judges' for `judges agreement`; importing the same
     name again replaces its verdicts."""
-    from tasks.imports.verdicts import import_verdicts as store
-    from tasks.warehouse.db import Warehouse
+    from tasks.imports import import_verdicts as store
+    from tasks.warehouse import Warehouse
 
     def run(wh: Warehouse) -> None:
         ref = store(wh, benchmark, judge, file, force=force)

@@ -9,11 +9,9 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from tasks.imports.common import IMPORT
-from tasks.imports.stage import import_cell, import_stage
-from tasks.orchestration import collect_outcomes, flow_session
-from tasks.reporting import finish_run
+from tasks.catalog import IMPORT
 from tasks.settings import resolve_home
+from tasks.stages import collect_outcomes, finish_run, flow_session, import_cell, import_stage
 from tasks.tracking import tracked_run
 
 Dataset = Literal["mkqa", "eclektic", "xrag", "miracl", "clirmatrix"]

@@ -23,7 +23,7 @@ def agreement(
     """Cohen's κ of every pair of judges on the responses both rated, Fleiss' κ of the panel (three judges or
     more) on those all rated, with raw agreement, n and 95% intervals; over all languages and per language.
     Missing verdicts (failed judge calls) are left out and counted; people's verdicts come from `import verdicts`."""
-    from tasks.metrics.agreement import judge_agreement
+    from tasks.metrics import judge_agreement
 
     rows = with_warehouse(lambda wh: judge_agreement(wh, benchmark, seed=seed, resamples=resamples), read_only=True)
     if as_json:

@@ -30,7 +30,7 @@ def _home() -> Path:
 @models_app.command("list")
 def models_list(as_json: Annotated[bool, typer.Option("--json", help="Print a JSON array of the entries.")] = False) -> None:
     """The models in effect: the registry file's, or the built-in ones when there is no file."""
-    from tasks.llm.registry import load_registry
+    from tasks.llm import load_registry
 
     try:
         registry = load_registry(home=_home())
@@ -65,7 +65,7 @@ def models_add(
     timeout: Annotated[Optional[float], typer.Option(help="Seconds to wait for one answer before retrying.")] = None,
 ) -> None:
     """Add a model to the registry and announce it (Prefect event babelbench.model.added)."""
-    from tasks.llm.registry_edit import add_model
+    from tasks.llm import add_model
 
     given = {"name": name, "backend": backend, "model": model, "base_url": base_url, "api_key_env": api_key_env,
              "api_key_secret": api_key_secret, "mode": mode, "max_concurrency": max_concurrency, "rpm": rpm,

@@ -11,33 +11,35 @@ from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field, model_validator
 
-from tasks.text.codes import WikiLang
-from tasks.instances.build import InstanceConfig
-from tasks.instances.export import export_instances
-from tasks.llm import Budget
-from tasks.orchestration import collect_outcomes, flow_session
-from tasks.qa.eclektic import EclekticConfig, require_qid_coverage
-from tasks.qa.qc import QcConfig
+from tasks.catalog import descendants, scope
 from tasks.distractors import DistractorConfig
 from tasks.errors import ConfigError
-from tasks.index.base import IndexConfig
-from tasks.pairing.stages import INDEX, index_stage
-from tasks.qa.stages import (
-    CANDIDATES, DISTRACTORS, GENERATE, INSTANCES, PRESCREEN, TRANSLATE, XRAG_PAIRS, XRAG_QUESTIONS, XRAG_RELATED,
-    candidates_stage, corpus_refs, distractors_stage, generate_stage, instances_stage, prescreen_stage,
-    translate_stage, xrag_pairs_stage, xrag_questions_stage, xrag_related_stage,
-)
-from tasks.qa.xrag_config import XragConfig
-from tasks.qa.policy import benchmark_definition
-from tasks.translate import TranslateConfig
-from tasks.reporting import finish_run
+from tasks.index import IndexConfig
+from tasks.instances import InstanceConfig, export_instances
+from tasks.llm import Budget
+from tasks.qa import EclekticConfig, QcConfig, XragConfig, benchmark_definition, require_qid_coverage
 from tasks.settings import resolve_home
-from tasks.stage import Stage, StageRef, current_ref, descendants
+from tasks.stage import StageRef, current_ref
+from tasks.stages import (
+    candidates_stage,
+    collect_outcomes,
+    corpus_refs,
+    distractors_stage,
+    finish_run,
+    flow_session,
+    generate_stage,
+    index_stage,
+    instances_stage,
+    prescreen_stage,
+    translate_stage,
+    xrag_pairs_stage,
+    xrag_questions_stage,
+    xrag_related_stage,
+)
+from tasks.text import WikiLang
 from tasks.tracking import tracked_run
-from tasks.warehouse.db import Warehouse
-
-QA_STAGES: tuple[Stage, ...] = (Stage("documents", 1), Stage("sitelinks", 1), INDEX, CANDIDATES, GENERATE, XRAG_PAIRS,
-                                 XRAG_RELATED, XRAG_QUESTIONS, PRESCREEN, TRANSLATE, DISTRACTORS, INSTANCES)
+from tasks.translate import TranslateConfig
+from tasks.warehouse import Warehouse
 
 
 class QaRunParams(BaseModel):
@@ -50,7 +52,7 @@ class QaRunParams(BaseModel):
         return str(resolve_home(self.home))
 
     def forced_stages(self) -> frozenset[str]:
-        return frozenset(descendants(QA_STAGES, self.force))
+        return frozenset(descendants(scope("qa-build", "translate", "instances"), self.force))
 
 
 class QaBuildParams(QaRunParams):

@@ -9,7 +9,15 @@ from typing import Annotated, Optional
 import typer
 
 from flows.cli_support import (
-    MaxCalls, MaxTokens, MaxUsd, QaForce, budget_of, command_group, run_flow, split_list, with_warehouse,
+    MaxCalls,
+    MaxTokens,
+    MaxUsd,
+    QaForce,
+    budget_of,
+    command_group,
+    run_flow,
+    split_list,
+    with_warehouse,
 )
 from tasks.settings import HOME_ENV
 
@@ -35,8 +43,7 @@ def qa_build(
 ) -> None:
     """Generate QA items; every item is stored with its parse status and QC decisions."""
     from flows.qa import QaBuildParams, qa_build_flow
-    from tasks.qa.eclektic import EclekticConfig
-    from tasks.qa.xrag_config import XragConfig
+    from tasks.qa import EclekticConfig, XragConfig
 
     run_flow(qa_build_flow, lambda: QaBuildParams(
         recipe=recipe, benchmark=benchmark, langs=split_list(langs), generator=generator, judge=judge,
@@ -79,7 +86,7 @@ def instances_build(
     """Select distractors (XRAG), assemble the instances of every setting and export them as JSON Lines."""
     from flows.qa import InstancesParams, instances_flow
     from tasks.distractors import DistractorConfig
-    from tasks.instances.build import InstanceConfig
+    from tasks.instances import InstanceConfig
 
     run_flow(instances_flow, lambda: InstancesParams(
         benchmark=benchmark, instances=InstanceConfig(qc_policy=qc_policy, seed=seed),
@@ -96,7 +103,7 @@ def review_export(
     only_flagged: Annotated[bool, typer.Option(help="Only the items no machine vouches for: a check failed or could not run.")] = False,
 ) -> None:
     """Write a review sheet: each item, what the checks said, and columns for the decision."""
-    from tasks.qa.review import export_sheet
+    from tasks.qa import export_sheet
 
     count = with_warehouse(lambda wh: export_sheet(wh, benchmark, out, only_flagged=only_flagged), read_only=True)
     typer.echo(f"wrote {count} items to {out}; fill `decision` (accept | reject), then `babelbench review import`")
@@ -109,7 +116,7 @@ def review_import(
     reviewer: Annotated[Optional[str], typer.Option(help="Who decided, for rows without a reviewer.")] = None,
 ) -> None:
     """Store the sheet's decisions (all or nothing); they override the machine checks."""
-    from tasks.qa.review import import_decisions
+    from tasks.qa import import_decisions
 
     count = with_warehouse(lambda wh: import_decisions(wh, benchmark, sheet, reviewer=reviewer))
     typer.echo(f"imported {count} decisions from {sheet}")

@@ -10,11 +10,10 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from tasks.arena.report import evaluation_run, log_report, write_report
+from tasks.arena import evaluation_run, log_report, write_report
 from tasks.errors import ConfigError
-from tasks.orchestration import flow_session
-from tasks.reporting import artifact_key
 from tasks.settings import resolve_home
+from tasks.stages import artifact_key, flow_session
 from tasks.tracking import tracked_run, tracking_uri
 
 

@@ -31,17 +31,17 @@ from typing import Any, Literal
 from prefect import flow
 from pydantic import BaseModel, Field
 
-from flows.arena import ARENA_STAGES, ArenaParams, arena_flow
+from flows.arena import ArenaParams, arena_flow
 from flows.clir import ClirBuildParams, clir_build_flow
 from flows.corpus import CorpusParams, corpus_flow
-from flows.evaluate import EVAL_STAGES, EvaluateParams, evaluate_flow
+from flows.evaluate import EvaluateParams, evaluate_flow
 from flows.features import FeaturesParams, features_flow
 from flows.imports import ImportParams, import_flow
 from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_flow, qa_build_flow, translate_flow
+from tasks.catalog import STAGES, owned_by
 from tasks.errors import ConfigError
-from tasks.imports.stage import DEFAULT_NAMES
-from tasks.orchestration import close_shared_warehouse, shared_warehouse
 from tasks.settings import resolve_home
+from tasks.stages import DEFAULT_NAMES, close_shared_warehouse, shared_warehouse
 
 
 @dataclass(frozen=True)
@@ -57,13 +57,17 @@ class Owner:
     flow: str
     params: type[BaseModel]
     run: Callable[[Any], list[dict]]
-    stages: tuple[str, ...]
     scope: Callable[[dict[str, Any]], str | None]
     langs: str | None = None
     no_langs: str = ""
     models: str | None = None
     no_models: str = "its cells are not per model"
     force: Callable[[str], Any] = field(default=lambda stage: [stage])
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """The stages this flow runs (the catalog's)."""
+        return tuple(stage.name for stage in owned_by(self.flow))
 
     def scope_of(self, params: dict[str, Any]) -> str | None:
         return "corpus" if self.flow == "corpus" else self.scope(params)
@@ -79,33 +83,29 @@ def _imported(params: dict[str, Any]) -> str | None:
 
 
 OWNERS = (
-    Owner("corpus", CorpusParams, corpus_flow, ("download", "documents", "sitelinks"), lambda p: "corpus",
+    Owner("corpus", CorpusParams, corpus_flow, lambda p: "corpus",
           langs="langs"),
-    Owner("clir-build", ClirBuildParams, clir_build_flow, ("index", "retrieval", "qrels"), lambda p: p.get("name"),
+    Owner("clir-build", ClirBuildParams, clir_build_flow, lambda p: p.get("name"),
           no_langs="its languages define the collection (every direction between them, and MULTI over all of them)"),
-    Owner("qa-build", QaBuildParams, qa_build_flow,
-          ("qa-candidates", "qa-generate", "xrag-pairs", "xrag-related", "xrag-questions", "qa-prescreen"),
-          lambda p: p.get("benchmark") or p.get("recipe"),
+    Owner("qa-build", QaBuildParams, qa_build_flow, lambda p: p.get("benchmark") or p.get("recipe"),
           no_langs="its languages define the benchmark (which facts are local to one language, which articles"
                    " pair up) and its pre-screen covers every language"),
-    Owner("translate", TranslateParams, translate_flow, ("translate",), _benchmark, langs="to"),
-    Owner("instances", InstancesParams, instances_flow, ("distractors", "instances"), _benchmark,
+    Owner("translate", TranslateParams, translate_flow, _benchmark, langs="to"),
+    Owner("instances", InstancesParams, instances_flow, _benchmark,
           no_langs="a benchmark's distractors and instances are each one cell over all of its languages"),
-    Owner("import", ImportParams, import_flow, ("import",), _imported,
+    Owner("import", ImportParams, import_flow, _imported,
           no_langs="an import is one cell: the published file, with the languages chosen when it was imported",
           force=lambda stage: True),
-    Owner("evaluate", EvaluateParams, evaluate_flow, tuple(s.name for s in EVAL_STAGES), _benchmark,
+    Owner("evaluate", EvaluateParams, evaluate_flow, _benchmark,
           langs="langs", models="models"),
-    Owner("features", FeaturesParams, features_flow, ("features",), _benchmark,
+    Owner("features", FeaturesParams, features_flow, _benchmark,
           no_langs="a feature is one cell over every response of the benchmark, in all languages"),
-    Owner("arena", ArenaParams, arena_flow, tuple(s.name for s in ARENA_STAGES if s.name != "features"), _benchmark,
+    Owner("arena", ArenaParams, arena_flow, _benchmark,
           langs="langs", no_models="its models define the tournament: every pair of them is judged and rated together"),
 )
 STAGE_OWNER = {stage: owner for owner in OWNERS for stage in owner.stages}
-StageName = Literal["download", "documents", "sitelinks", "index", "retrieval", "qrels", "qa-candidates",
-                    "qa-generate", "xrag-pairs", "xrag-related", "xrag-questions", "qa-prescreen", "translate",
-                    "distractors", "instances", "import", "inference", "judging", "scoring", "features",
-                    "arena-judging", "arena-ratings", "arena-surrogate"]
+#: the stages a flow runs, an enum in the rerun form
+StageName = Literal[tuple(stage.name for stage in STAGES if stage.flow)]  # type: ignore[valid-type]
 #: Parameters that select cells of a flow; a forced (narrowed) run's values of them never define its scope.
 SELECTING = ("langs", "to", "models")
 

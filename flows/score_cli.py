@@ -28,7 +28,7 @@ def score_mkqa(
     as_json: AsJson = False,
 ) -> None:
     """EM and F1 per language and their macro average, in the official or the improved mode."""
-    from tasks.metrics.mkqa import score_files
+    from tasks.metrics import score_files
 
     try:
         result = score_files(gold, predictions, split_list(langs), mode)  # type: ignore[arg-type]
@@ -47,7 +47,7 @@ def score_eclektic(
     as_json: AsJson = False,
 ) -> None:
     """Overall success and transfer pooled over (question, target language) pairs, with the source x target matrix."""
-    from tasks.metrics.eclektic import score_eclektic_file
+    from tasks.metrics import score_eclektic_file
 
     try:
         result = score_eclektic_file(judgements, seed=seed)
@@ -71,8 +71,15 @@ def score_arena(
 ) -> None:
     """Bradley–Terry ratings (natural-log logits, mean zero) with 95% intervals and rank intervals, and the judge's
     consistency across both orders and first-position rate (every line of the file is one of its verdicts)."""
-    from tasks.arena.bradley_terry import rating_order, rating_text, ratings, read_battles
-    from tasks.arena.pairwise import OrderedVerdict, agreement_text, judge_agreement
+    from tasks.arena import (
+        OrderedVerdict,
+        agreement_text,
+        judge_agreement,
+        rating_order,
+        rating_text,
+        ratings,
+        read_battles,
+    )
 
     try:
         read = read_battles(battles)
@@ -95,7 +102,7 @@ def score_xrag(
 ) -> None:
     """Accuracy (%) per model, setting and language: correct when a strict majority of the whole panel (every judge
     in the file) says yes and the answer is in the question's language; 'all' pools the non-English languages."""
-    from tasks.metrics.xrag_file import score_xrag_file
+    from tasks.metrics import score_xrag_file
 
     try:
         result = score_xrag_file(judgements, seed=seed)
@@ -131,8 +138,7 @@ def score_features(
     as_json: AsJson = False,
 ) -> None:
     """MIRAGE's heuristic features of each response, and their mean per model."""
-    from tasks.features.from_files import score_feature_files
-    from tasks.features.models import FeatureModels
+    from tasks.features import FeatureModels, score_feature_files
 
     chosen = {"nli": nli_model, "reranker": reranker_model}
     try:

@@ -46,7 +46,11 @@ class PermanentDownloadError(DownloadError):
     """Retrying will not help (404, 403, bad request): fix the URL or the credentials."""
 
 
-class TransientDownloadError(DownloadError):
+class TransientError(BabelbenchError):
+    """A failure a later attempt may not repeat (overload, a dropped connection): what retry logic retries."""
+
+
+class TransientDownloadError(DownloadError, TransientError):
     """Timeouts, connection resets, HTTP 429 and 5xx: worth retrying with backoff."""
 
 

@@ -18,7 +18,6 @@ import orjson
 
 from tasks.errors import ConfigError
 
-
 T = TypeVar("T")
 
 

@@ -16,7 +16,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -62,11 +62,24 @@ class ReadFields(StageConfig):
 
 @dataclass(frozen=True)
 class Stage:
-    """A stage's identity. Bump ``version`` when its output would change for the same inputs."""
+    """A stage's identity (declared in :mod:`tasks.catalog`). Bump ``version`` when its output would change for the
+    same inputs.
+
+    ``upstream``: the stages it reads; ``writes``: the tables (or home folders, ending in ``/``) it writes;
+    ``flow``: the flow that runs it ("" for a stage a command runs); ``cell``: how its cells are named, a format
+    string over the cell's parts.
+    """
 
     name: str
     version: int
     upstream: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    flow: str = ""
+    cell: str = ""
+
+    def cell_of(self, **parts: object) -> str:
+        """The name of one cell of this stage, from its parts (``INFERENCE.cell_of(benchmark=…, setting=…, …)``)."""
+        return self.cell.format(**parts)
 
 
 class StageRef(BaseModel):
@@ -130,25 +143,6 @@ def rows_digest(wh: Warehouse, sql: str, params: list[Any] | None = None) -> str
     cache hit over rows that no longer exist.  ``sql`` must order its rows.
     """
     return digest(wh.query(sql, params or []))
-
-
-def descendants(stages: Iterable[Stage], forced: Iterable[str]) -> set[str]:
-    """The forced stages plus every stage downstream of them (what ``--force`` recomputes)."""
-    stages = list(stages)
-    result = set(forced)
-    unknown = result - {s.name for s in stages}
-    if unknown:
-        from tasks.errors import ConfigError
-
-        raise ConfigError(f"--force names unknown stage(s) {sorted(unknown)}; stages are {[s.name for s in stages]}")
-    changed = True
-    while changed:
-        changed = False
-        for stage in stages:
-            if stage.name not in result and result.intersection(stage.upstream):
-                result.add(stage.name)
-                changed = True
-    return result
 
 
 def current_fingerprint(wh: Warehouse, stage: str, cell: str) -> tuple[str, int, int, str] | None:

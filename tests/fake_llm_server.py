@@ -254,7 +254,7 @@ class NoSleep:
 
 def fake_client(wh: Warehouse, server: FakeLLMServer, **overrides: Any) -> LLMClient:
     """A client whose only model, ``fake``, is ``server`` (a chat model); retries are quick and never sleep."""
-    from tasks.dumps.download import RetryPolicy
+    from tasks.retry import RetryPolicy
     from tasks.llm import LLMClient, ModelSpec, Registry
 
     fields = {"name": "fake", "backend": "openai", "model": "m", "base_url": server.base_url, "mode": "chat",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tasks.arena.battles import ArenaConfig, judge_battles
-from tasks.arena.stages import rate
+from tasks.arena.standings import rate
 from tasks.warehouse.db import Warehouse
 from tests.fake_llm_server import FakeLLMServer, fake_client
 

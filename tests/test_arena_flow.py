@@ -142,7 +142,7 @@ def test_the_cost_of_judging_every_language_is_shown_before_the_first_call(arena
             if record.getMessage().startswith("cost estimate"):
                 shown.append((record.getMessage(), len(server.calls)))
 
-    logger = logging.getLogger("tasks.arena.stages")
+    logger = logging.getLogger("tasks.stages.arena")
     handler, level = Snapshot(logging.INFO), logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)

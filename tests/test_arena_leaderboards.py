@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tasks.arena.stages import RATING_COLUMNS
+from tasks.arena.standings import RATING_COLUMNS
 from tasks.warehouse.db import Warehouse
 
 COLUMNS = RATING_COLUMNS.split(", unbounded,")[0] + ")"  # the columns every arena_ratings row has

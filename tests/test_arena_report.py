@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tasks.arena.report import evaluation_run
-from tasks.reporting import artifact_key
+from tasks.stages.reporting import artifact_key
 from tasks.warehouse.db import Warehouse
 
 
@@ -147,7 +147,7 @@ def _paragraph(html: str, name: str) -> str:
 def test_the_report_says_what_the_judge_statistics_count_and_why_the_surrogate_is_not_validated(
         home: Path, tmp_path: Path) -> None:
     from tasks.arena.report import write_report
-    from tasks.arena.stages import RATING_COLUMNS
+    from tasks.arena.standings import RATING_COLUMNS
 
     home.mkdir(parents=True)
     # a judge that tied every pair it saw (no decisive verdict: no first-position rate), 8 forfeits, 2 failed calls

@@ -16,8 +16,8 @@ from tasks.inference.reading import answer_section, citations
 from tasks.inference.respond import answer_instances
 from tasks.judging.pointwise import JudgeConfig, judge_responses
 from tasks.llm import ChatMessage, LLMClient, LLMRequest, ModelSpec
-from tasks.llm.backends.baseline import BaselineBackend
-from tasks.llm.backends.gold import Gold, check_gold_readers, gold_for, gold_shown_to
+from tasks.baselines.backend import BaselineBackend
+from tasks.inference.gold import Gold, check_gold_readers, gold_for, gold_shown_to
 from tasks.llm.cache import request_hash
 from tasks.llm.registry import Registry, default_registry
 from tasks.warehouse.db import Warehouse

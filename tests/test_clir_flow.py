@@ -13,7 +13,7 @@ from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
 from tasks.errors import InputFormatError
 from tasks.imports.common import import_dataset
-from tasks.metrics.stages import ClirEvalParams
+from tasks.stages.clir_eval import ClirEvalParams
 from tasks.pairing.config import ClirConfig
 from tasks.pairing.export import read_qrels_jsonl, validate_export
 from tasks.pairing.publish import export_collection

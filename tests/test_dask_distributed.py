@@ -75,7 +75,7 @@ def test_parallel_stages_on_a_distributed_cluster_match_the_inline_run(
     # several tasks per stage: a few page streams per parse unit, a few queries per batch, two responses per chunk
     monkeypatch.setattr("tasks.dumps.ingest.CHUNK_BYTES", 4000)
     monkeypatch.setattr("tasks.pairing.mining.QUERY_BATCH", 7)
-    monkeypatch.setattr("tasks.features.stages.CHUNK", 2)
+    monkeypatch.setattr("tasks.features.compute.CHUNK", 2)
     # the responses' language columns are computed once for both homes: lingua's probabilities for one text vary in
     # their last bits from call to call, and they are inputs of the features cells (their fingerprints cover them)
     monkeypatch.setattr("tests.test_features.response_language", functools.cache(response_language))

@@ -11,7 +11,7 @@ import pytest
 from upath import UPath
 
 from tasks.rankers import vector_index
-from tasks.rankers.device import Placement
+from tasks.placement import Placement
 from tasks.rankers.embedding_cache import encode_corpus, load_npz, parts_dir
 from tasks.rankers.search import block_rows, top_k
 from tests.tiny_models import build_bi_encoder
@@ -123,7 +123,7 @@ def test_the_index_is_stored_and_reused(tmp_path: Path, monkeypatch: pytest.Monk
 
 @pytest.fixture(scope="module")
 def encoder(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 (a SentenceTransformer)
-    from tasks.rankers.device import load_bi_encoder
+    from tasks.placement import load_bi_encoder
 
     texts = [f"article number {i} about rivers and towns" for i in range(40)]
     return load_bi_encoder(str(build_bi_encoder(texts, tmp_path_factory.mktemp("model"))), Placement("cpu", "fp32"))

@@ -1,4 +1,4 @@
-"""The device policy of the in-process models (tasks.rankers.device): resolution, errors, fingerprints."""
+"""The device policy of the in-process models (tasks.placement): resolution, errors, fingerprints."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from tasks.errors import ConfigError
 from tasks.rankers.base import make_ranker
 from tasks.rankers.dense import DenseRanker
-from tasks.rankers.device import (
+from tasks.placement import (
     BATCH_SIZE_ENV, DEVICE_ENV, PRECISION_ENV, DeviceConfig, Placement, apply_device_options, batch_size,
     placement_params, resolve,
 )
@@ -112,7 +112,7 @@ def test_a_stage_running_a_model_records_its_placement_and_one_without_records_n
     assert placement_params("some/model") == {"device": "cpu", "precision": "fp32"}
     assert placement_params(None) == {}
     with_model = ReadFields(values={"dense_model": "m", **placement_params("m")})
-    monkeypatch.setattr("tasks.rankers.device.resolve", lambda config=None: Placement("cuda:0", "fp16"))
+    monkeypatch.setattr("tasks.placement.resolve", lambda config=None: Placement("cuda:0", "fp16"))
     assert ReadFields(values={"dense_model": "m", **placement_params("m")}).fingerprint_fields() != (
         with_model.fingerprint_fields())
     assert ReadFields(values={"dense_model": None, **placement_params(None)}).fingerprint_fields() == {
@@ -132,7 +132,7 @@ def test_the_index_is_part_of_the_ranker_spec_and_an_approximate_one_of_its_name
 def test_the_placement_is_recorded_on_the_mlflow_run(tmp_path: Path) -> None:
     import mlflow
 
-    from tasks.rankers.device import log_placement
+    from tasks.placement import log_placement
     from tasks.tracking import tracking_uri
 
     mlflow.set_tracking_uri(tracking_uri(tmp_path))

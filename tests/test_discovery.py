@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tasks.dumps.discovery import DumpFile, find_dump
-from tasks.dumps.download import ResourceNotFoundError, RetryPolicy, download
+from tasks.dumps.download import ResourceNotFoundError, download
+from tasks.retry import RetryPolicy
 from tasks.errors import ConfigError, InputFormatError, PermanentDownloadError
 from tests.loopback_http import LoopbackServer, Reply
 

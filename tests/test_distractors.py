@@ -22,14 +22,14 @@ from pydantic import ValidationError
 
 from tasks.distractors import DistractorConfig, DistractorQuery, select_distractors
 from tasks.distractors.answer_check import llm_answer_check
-from tasks.text.answer_match import AnswerMatcher, match_form, normalise_answer
 from tasks.distractors.candidates import DenseHits, fuse
 from tasks.distractors.filters import Document, ItemRules, TextForms, jaccard, parse_timestamp, shingles
 from tasks.errors import ConfigError
 from tasks.index.base import IndexConfig, read_info
+from tasks.index.corpus import articles_sql, build_index, index_path
 from tasks.index.registry import get_backend
-from tasks.pairing.mining import articles_sql, build_index, index_path
 from tasks.rankers.dense import DenseRanker
+from tasks.text.answer_match import AnswerMatcher, match_form, normalise_answer
 from tasks.warehouse.db import Warehouse
 from tests import chat_replies
 from tests.chat_replies import echoing

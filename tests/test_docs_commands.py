@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from deployments.docs import CLI_REFERENCE, REPO, cli_root, stage_definitions
+from deployments.docs import CLI_REFERENCE, REPO, cli_root
+from tasks.catalog import BY_NAME
 
 _cli = cache(cli_root)  # the app's command tree, built once
-_stages = cache(stage_definitions)
 DOCS = [REPO / "README.md", *sorted(p for p in (REPO / "docs").rglob("*.md") if p != CLI_REFERENCE)]
 _AT_COMMAND_POSITION = re.compile(
     r"(?:^\s*(?:\$\s+)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*|(?:&&|;|\|)\s*)(?:[\w.~-]*/)*babelbench(?=\s|$)(?P<rest>.*)$")
@@ -158,7 +158,7 @@ def _check_words(command: object, ctx: object, words: list[str], path: tuple[str
 
 def _check_stages(param: object, name: str, value: str, path: tuple[str, ...], where: str) -> list[str]:
     listed = _STAGES_IN_HELP.search(" ".join((getattr(param, "help", None) or "").split()))
-    allowed = [s.strip() for s in listed.group(1).split(",")] if listed else sorted(_stages())
+    allowed = [s.strip() for s in listed.group(1).split(",")] if listed else sorted(BY_NAME)
     return [f"{where}: `{' '.join(path)} {name} {stage}`: not a stage of this command (stages: {', '.join(allowed)})"
             for stage in re.split(r"[|,]", value) if stage and not _placeholder(stage) and stage not in allowed]
 

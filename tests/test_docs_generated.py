@@ -9,11 +9,10 @@ from typing import Annotated, Literal, get_args
 import pytest
 import typer
 
-from deployments.docs import (
-    CLI_REFERENCE, README, STAGE_TABLES, StageDefinition, cli_reference, dag_mermaid, rendered, replace_block,
-    stage_definitions,
-)
-from flows.rerun import StageName
+from deployments.docs import CLI_REFERENCE, README, cli_reference, dag_mermaid, rendered, replace_block
+from flows.rerun import OWNERS, StageName
+from tasks.catalog import FLOWS, STAGES
+from tasks.stage import Stage
 
 
 # -- the files in the repository are what `make docs` writes ---------------------------------------------------
@@ -25,20 +24,29 @@ def test_generated_file_is_current(path: Path) -> None:
     assert path.read_text(encoding="utf-8") == expected, f"{path.name} is stale: run `make docs`"
 
 
-def test_the_scan_finds_every_stage_a_rerun_can_name() -> None:
-    # the rerun form's list of stages is written by hand in flows/rerun.py: an independent list to compare with
-    # (a stage run only from the CLI, such as import-responses, may be missing from it, never the other way round)
-    assert set(get_args(StageName)) <= set(stage_definitions())
+def test_the_rerun_form_offers_every_stage_a_flow_runs_and_every_flow_has_an_owner() -> None:
+    # stages run only by a command (import responses, import verdicts) have no owning flow to rerun
+    assert set(get_args(StageName)) == {stage.name for stage in STAGES if stage.flow}
+    assert {owner.flow for owner in OWNERS} == set(FLOWS)
 
 
 def test_every_stage_says_what_it_writes_and_every_table_exists(home: Path) -> None:
-    from tasks.warehouse.db import Warehouse
+    from tasks.home import open_warehouse
 
-    assert sorted(STAGE_TABLES) == sorted(stage_definitions()), "deployments/docs.py STAGE_TABLES: one entry per stage"
-    with Warehouse(home) as wh:
+    with open_warehouse(home) as wh:
         relations = {name for (name,) in wh.query("SELECT table_name FROM information_schema.tables")}
-    named = {table for tables in STAGE_TABLES.values() for table in tables if not table.endswith("/")}
-    assert named - relations == set()
+    named = {table for stage in STAGES for table in stage.writes if not table.endswith("/")}
+    assert all(stage.writes for stage in STAGES) and named - relations == set()
+
+
+def test_a_stage_reads_only_stages_of_the_catalog_and_the_catalog_has_no_cycle() -> None:
+    names = [stage.name for stage in STAGES]
+    assert len(names) == len(set(names))
+    assert {upstream for stage in STAGES for upstream in stage.upstream} <= set(names)
+    done: set[str] = set()
+    for stage in STAGES:  # workflow order: every stage after the stages it reads
+        assert set(stage.upstream) <= done, stage.name
+        done.add(stage.name)
 
 
 def test_the_readme_shows_the_dag_as_mermaid() -> None:
@@ -55,13 +63,11 @@ def test_the_readme_shows_the_dag_as_mermaid() -> None:
 
 
 def test_a_dag_is_drawn_with_its_flows_tables_and_edges() -> None:
-    stages = {"fetch": StageDefinition("fetch", (), ()), "parse-it": StageDefinition("parse-it", ("fetch",), ()),
-              "loose": StageDefinition("loose", ("parse-it", "elsewhere"), ())}
-    owners = {"fetch": "ingest", "parse-it": "ingest"}
-    tables = {"fetch": ("files/",), "parse-it": ("docs", "issues"), "loose": ("out",)}
-    # by hand: flows in the owners' order, then unowned stages outside any subgraph; an upstream that is not a
-    # stage ("elsewhere") draws no edge; hyphens become underscores in ids
-    assert dag_mermaid(stages, owners, tables) == (
+    stages = [Stage("fetch", 1, (), ("files/",), "ingest"), Stage("parse-it", 1, ("fetch",), ("docs", "issues"), "ingest"),
+              Stage("loose", 1, ("parse-it", "elsewhere"), ("out",), "")]
+    # by hand: flows in the order given, then the stages no flow runs outside any subgraph; an upstream that is not
+    # a stage ("elsewhere") draws no edge; hyphens become underscores in ids
+    assert dag_mermaid(stages, ("ingest",)) == (
         "flowchart TD\n"
         '  subgraph f_ingest["flow: ingest"]\n'
         '    s_fetch["<b>fetch</b><br/><i>files/</i>"]\n'
@@ -75,21 +81,7 @@ def test_a_dag_is_drawn_with_its_flows_tables_and_edges() -> None:
 
 def test_a_stage_without_tables_is_refused() -> None:
     with pytest.raises(KeyError, match=r"\['b'\]"):
-        dag_mermaid({"a": StageDefinition("a", (), ()), "b": StageDefinition("b", ("a",), ())}, {}, {"a": ("t",)})
-
-
-def test_stage_definitions_merge_placeholders_and_name_a_bad_one(tmp_path: Path) -> None:
-    (tmp_path / "tasks").mkdir()
-    (tmp_path / "tasks" / "stages.py").write_text(
-        'A = Stage("docs", 2, upstream=("fetch",))\nB = Stage("fetch", 1)\n', encoding="utf-8")
-    (tmp_path / "tasks" / "flow.py").write_text(
-        'PLACEHOLDER = Stage("docs", 1)\nC = Stage("index", 1, ("docs", "x"))\n', encoding="utf-8")
-    found = stage_definitions(tmp_path, ["tasks"])
-    assert found["docs"] == StageDefinition("docs", ("fetch",), ("tasks/flow.py:1", "tasks/stages.py:1"))
-    assert found["index"].upstream == ("docs", "x") and set(found) == {"docs", "fetch", "index"}
-    (tmp_path / "tasks" / "bad.py").write_text('NAME = "n"\n\nD = Stage(NAME, 1)\n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"tasks/bad\.py:3: .*literals.*'NAME'"):
-        stage_definitions(tmp_path, ["tasks"])
+        dag_mermaid([Stage("a", 1, (), ("t",), "f"), Stage("b", 1, ("a",), (), "f")], ("f",))
 
 
 def test_a_stale_or_missing_block_is_rewritten_or_named() -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from tasks.dumps.download import DownloadResult, RetryPolicy, download
+from tasks.dumps.download import DownloadResult, download
+from tasks.retry import RetryPolicy
 from tasks.errors import ChecksumMismatchError, PermanentDownloadError, TransientDownloadError
 from tests.loopback_http import LoopbackServer, Reply
 

@@ -21,7 +21,7 @@ from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
 from tasks import compute
 from tasks.errors import BabelbenchError, ConfigError
-from tasks.metrics.stages import ClirEvalParams
+from tasks.stages.clir_eval import ClirEvalParams
 from tasks.pairing.config import ClirConfig
 from tasks.rankers.dense import DenseRanker
 from tasks.sample.mirror import build_sample_mirror

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.dumps.download import RetryPolicy
+from tasks.retry import RetryPolicy
 from tasks.errors import ConfigError
 from tasks.llm import client as client_module
 from tasks.llm import Budget, BudgetLedger, CallResult, LLMClient, LLMRequest, ModelSpec, Registry, load_registry

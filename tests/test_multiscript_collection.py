@@ -33,7 +33,7 @@ import yaml
 
 from flows.clir import ClirBuildParams, clir_build_flow
 from tasks.dumps.records import DOCUMENT_SCHEMA
-from tasks.dumps.stages import DOCUMENTS
+from tasks.stages.corpus import DOCUMENTS
 from tasks.index import analysis
 from tasks.index.base import IndexConfig
 from tasks.index.registry import get_backend

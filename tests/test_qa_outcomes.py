@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tasks.llm import CallResult, LLMResponse
 from tasks.llm.parsing import parse_question_answer
-from tasks.qa.outcomes import item_outcome
+from tasks.llm.outcomes import item_outcome
 
 
 def test_a_call_never_sent_for_the_budget_says_so() -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from tasks.errors import ConfigError
 from tasks.warehouse import db, migrations, writers
+from tasks.home import open_warehouse
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir, sweep_abandoned
 
@@ -130,7 +131,7 @@ def test_a_failed_transaction_leaves_nothing(tmp_path: Path) -> None:
 def test_language_rules_table_mirrors_the_csv(tmp_path: Path) -> None:
     csv_path = Path(__file__).resolve().parents[1] / "tasks" / "text" / "languages.csv"
     rows = list(csv.DictReader(line for line in csv_path.read_text(encoding="utf-8").splitlines() if not line.startswith("#")))
-    with Warehouse(tmp_path) as wh:
+    with open_warehouse(tmp_path) as wh:
         got = dict(wh.query("SELECT lang, truncate_limit FROM language_rules"))
     assert got == {r["lang"]: int(r["truncate_limit"]) for r in rows}
 
@@ -162,7 +163,7 @@ def _writer(home: Path, tag: str, n: int) -> subprocess.Popen[str]:
 
 def test_the_file_is_held_only_while_operations_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(db, "LINGER_SECONDS", 0.2)
-    wh = Warehouse(tmp_path)
+    wh = open_warehouse(tmp_path)
     other = Warehouse(tmp_path)  # every Warehouse of one path in a process shares one connection
     opens = wh._db.opens
     with ThreadPoolExecutor(4) as pool:  # operations that overlap share the open file

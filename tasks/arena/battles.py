@@ -32,11 +32,11 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tasks.inference.gold import gold_shown_to
 from tasks.inference.prompting import Sampling, language_name, shown_documents
 from tasks.llm import Budget, BudgetLedger, LLMClient, LLMRequest, ModelSpec, prompt_request
-from tasks.llm.backends.gold import gold_shown_to
+from tasks.llm.outcomes import item_outcome
 from tasks.llm.verdicts import PAIRWISE, read_pairwise
-from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse, insert_rows
 

@@ -33,8 +33,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from tasks.arena.bradley_terry import rating_order
-from tasks.arena.stages import AGREEMENT
-from tasks.features.stages import missing_features
+from tasks.arena.standings import AGREEMENT
+from tasks.features.compute import missing_features
 from tasks.metrics.agreement import stored_agreement
 from tasks.metrics.score import ALL
 from tasks.version import code_version

@@ -13,8 +13,8 @@ from __future__ import annotations
 from tasks.distractors.config import DistractorConfig
 from tasks.distractors.select import AnswerCheck
 from tasks.llm import Budget, BudgetLedger, LLMClient, prompt_request
+from tasks.llm.outcomes import item_outcome
 from tasks.llm.verdicts import YES_NO, read_yes_no
-from tasks.qa.outcomes import item_outcome
 
 TEMPLATE = "distractor_check"
 

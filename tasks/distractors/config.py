@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tasks.placement import DeviceConfig
 from tasks.text.answer_match import AnswerMatcher
 from tasks.text.languages import rule_for
 
@@ -28,6 +29,8 @@ class DistractorConfig(BaseModel):
         description="sentence-transformers model (hub name or local directory) for the dense half of the hybrid "
                     "retrieval and for difficulty; None retrieves with BM25 only.",
     )
+    device: DeviceConfig = Field(default_factory=DeviceConfig.from_env,
+                                 description="Where and in what precision the dense model runs.")
     fusion: Literal["rrf", "similarity"] = Field(
         "rrf",
         description="How the BM25 and dense lists become one ranking. rrf: reciprocal rank fusion, "

@@ -18,9 +18,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from tasks.text.answer_match import AnswerMatcher, match_form
 from tasks.distractors.config import DistractorConfig
 from tasks.errors import InputFormatError
+from tasks.text.answer_match import AnswerMatcher, match_form
 from tasks.warehouse.db import Warehouse
 
 SHINGLE_CHARS = 5

@@ -20,14 +20,15 @@ from typing import Any
 
 from tqdm import tqdm
 
-from tasks.text.answer_match import AnswerMatcher
 from tasks.distractors.candidates import Candidate, bm25_hits, dense_hits, fuse
 from tasks.distractors.config import DistractorConfig, DistractorQuery
 from tasks.distractors.filters import Document, ItemRules, TextForms, load_documents
 from tasks.errors import ConfigError
 from tasks.index.registry import get_backend
+from tasks.placement import resolve
 from tasks.rankers.dense import DenseRanker
 from tasks.stage import StageOutput
+from tasks.text.answer_match import AnswerMatcher
 from tasks.warehouse.db import Warehouse
 
 log = logging.getLogger(__name__)
@@ -120,7 +121,7 @@ def _embedder(config: DistractorConfig, embedder: DenseRanker | None) -> DenseRa
             raise ConfigError(f"an embedder ({embedder.model_name}) was given but the config has no dense_model")
         return None
     if embedder is None:
-        return DenseRanker(config.dense_model)
+        return DenseRanker(config.dense_model, resolve(config.device))
     if embedder.model_name != config.dense_model:
         raise ConfigError(f"the embedder is {embedder.model_name!r} but the config's dense_model is {config.dense_model!r}")
     return embedder

@@ -22,8 +22,9 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from tasks.dumps.checksums import Algorithm, parse_sums_file, sums_file_algorithm
-from tasks.dumps.download import ResourceNotFoundError, RetryPolicy, fetch_bytes, http_client, local_path
+from tasks.dumps.download import ResourceNotFoundError, fetch_bytes, http_client, local_path
 from tasks.errors import ConfigError, InputFormatError, PermanentDownloadError
+from tasks.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 

@@ -26,12 +26,19 @@ from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
-from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+from tenacity import (
+    RetryCallState,
+    RetryError,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 from tqdm import tqdm
 
 from tasks.dumps.checksums import Digests, digest_file, mismatches, require_match
 from tasks.errors import ChecksumMismatchError, DownloadError, PermanentDownloadError, TransientDownloadError
+from tasks.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -50,20 +57,6 @@ _PERMANENT_HINTS = {
 }
 
 T = TypeVar("T")
-
-
-class RetryPolicy(BaseModel):
-    """How persistently to retry a flaky mirror.
-
-    A pydantic model so that flows can expose it as a typed, hashable parameter.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    attempts: int = Field(5, ge=1, description="Total tries, the first one included.")
-    initial_delay: float = Field(1.0, ge=0, description="Seconds before the first retry; doubles each time.")
-    max_delay: float = Field(60.0, ge=0, description="Cap on any single wait, Retry-After included.")
-    jitter: float = Field(1.0, ge=0, description="Random extra seconds (0..jitter), so parallel workers do not retry in step.")
 
 
 @dataclass(frozen=True)

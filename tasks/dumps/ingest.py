@@ -12,8 +12,8 @@ import itertools
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 

@@ -1,4 +1,4 @@
-"""Row shapes shared by every parser and by the warehouse.
+"""Row shapes shared by every parser (the lake's document and sitelink schemas, :mod:`tasks.warehouse.lake`).
 
 Parsers yield plain dicts with exactly these keys; :func:`document_batches`
 turns them into bounded Arrow tables that become Parquet shards with a fixed
@@ -12,35 +12,10 @@ from typing import Any
 
 import pyarrow as pa
 
-DOCUMENT_SCHEMA = pa.schema(
-    [
-        ("lang", pa.string()),
-        ("page_id", pa.int64()),
-        ("title", pa.string()),
-        ("text", pa.string()),
-        ("qid", pa.string()),  # Wikidata item id ("Q42"), null when unknown
-        ("namespace", pa.int32()),
-        ("is_redirect", pa.bool_()),
-        ("redirect_target", pa.string()),  # null unless is_redirect
-        ("is_disambiguation", pa.bool_()),
-        ("timestamp", pa.string()),  # ISO-8601 of the revision / index time, null when unknown
-        ("source", pa.string()),  # file name the row came from
-    ]
-)
+from tasks.warehouse.lake import DOCUMENT_SCHEMA, SITELINK_SCHEMA
+
 DOCUMENT_COLUMNS: tuple[str, ...] = tuple(DOCUMENT_SCHEMA.names)
 
-SITELINK_SCHEMA = pa.schema(
-    [
-        ("qid", pa.string()),
-        ("lang", pa.string()),
-        ("page_id", pa.int64()),  # null when the source gives only a title (Wikidata JSON)
-        ("title", pa.string()),
-        ("source", pa.string()),
-        # the page is a disambiguation page by a language-independent signal: the page property MediaWiki's
-        # Disambiguator sets, or a Wikidata item that is an instance of Wikimedia disambiguation page (Q4167410)
-        ("is_disambiguation", pa.bool_()),
-    ]
-)
 SITELINK_COLUMNS: tuple[str, ...] = tuple(SITELINK_SCHEMA.names)
 
 

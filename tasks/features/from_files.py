@@ -36,13 +36,13 @@ from typing import Any
 import msgspec
 
 from tasks.errors import ConfigError
+from tasks.features.compute import deterministic_values
 from tasks.features.deterministic import DETERMINISTIC, Value
 from tasks.features.grades import TEMPLATES
 from tasks.features.inputs import FeatureInput
 from tasks.features.models import MODEL_FEATURES, FeatureModels
-from tasks.features.stages import deterministic_values
-from tasks.imports.miracl import read_qrels
 from tasks.imports.common import unique_lines
+from tasks.imports.miracl import read_qrels
 from tasks.inference.language import response_language
 from tasks.inference.reading import citations, strip_citations
 from tasks.inference.respond import read_answer

@@ -19,8 +19,8 @@ from tasks.features.deterministic import NO_RESPONSE, Value
 from tasks.features.inputs import FeatureInput
 from tasks.inference.prompting import language_name
 from tasks.llm import BudgetLedger, LLMClient, prompt_request
+from tasks.llm.outcomes import item_outcome
 from tasks.llm.parsing import Parsed, failed
-from tasks.qa.outcomes import item_outcome
 
 STAGE = "features"
 TEMPLATES = {"answer_overlap_score": "grade_overlap", "fluency_score": "grade_fluency"}

@@ -24,7 +24,6 @@ models are loaded lazily, once per process, and batched per feature.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
 from threading import Lock
 from typing import Any
 
@@ -34,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tasks.features.deterministic import NO_RESPONSE, Value
 from tasks.features.inputs import FeatureInput
 from tasks.inference.reading import citations, reason_section, strip_citations
-from tasks.rankers.device import load_cross_encoder, resolve
+from tasks.placement import DeviceConfig, load_cross_encoder, resolve
 from tasks.stage import digest
 from tasks.text.languages import all_rules
 from tasks.text.sentences import split_sentences
@@ -50,12 +49,13 @@ class FeatureModels(BaseModel):
     nli: str = Field("MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7",
                      description="A multilingual NLI cross-encoder (labels entailment / neutral / contradiction).")
     reranker: str = Field("BAAI/bge-reranker-v2-m3", description="A multilingual relevance cross-encoder.")
+    device: DeviceConfig = Field(default_factory=DeviceConfig.from_env,
+                                 description="Where and in what precision the feature models run.")
 
 
-@cache
-def _cross_encoder(name: str) -> Any:
-    """Loaded where the device policy (``BABELBENCH_DEVICE``, :mod:`tasks.rankers.device`) places every model."""
-    return load_cross_encoder(name, resolve())
+def _cross_encoder(name: str, models: FeatureModels) -> Any:
+    """Loaded where the device policy (:mod:`tasks.placement`) places it, once per process and placement."""
+    return load_cross_encoder(name, resolve(models.device))
 
 
 def _cited(item: FeatureInput, ids: Sequence[str]) -> list[str]:
@@ -70,7 +70,7 @@ def reranker_score(inputs: Sequence[FeatureInput], models: FeatureModels) -> lis
         passages = _cited(item, item.citations) if item.status == "ok" else []
         spans.append((len(pairs), len(pairs) + len(passages)) if passages else None)
         pairs += [(item.question, passage) for passage in passages]
-    scores = _cross_encoder(models.reranker).predict(pairs, show_progress_bar=False) if pairs else np.zeros(0)
+    scores = _cross_encoder(models.reranker, models).predict(pairs, show_progress_bar=False) if pairs else np.zeros(0)
     return [NO_RESPONSE if item.status != "ok" else NOT_CITED if span is None
             else Value(float(np.mean(scores[span[0]:span[1]]))) for item, span in zip(inputs, spans, strict=True)]
 
@@ -96,18 +96,18 @@ _NLI_LOCK = Lock()
 _last_nli: tuple[str, np.ndarray] | None = None  # (digest of the model and pairs, their probabilities)
 
 
-def _nli(name: str, pairs: list[tuple[str, str]]) -> np.ndarray:
-    """NLI probabilities of ``pairs`` by model ``name``, one row per pair; the last batch's are reused.
+def _nli(models: FeatureModels, pairs: list[tuple[str, str]]) -> np.ndarray:
+    """NLI probabilities of ``pairs`` by the NLI model of ``models``, one row per pair; the last batch's are reused.
 
     The lock makes a concurrent sibling cell wait for the pass under way
     rather than start its own; only a digest of the pairs is kept, not their
     texts (passages of up to 800 tokens each).
     """
     global _last_nli
-    key = digest([name, pairs])
+    key = digest([models.nli, models.device.model_dump(), pairs])
     with _NLI_LOCK:
         if _last_nli is None or _last_nli[0] != key:
-            model = _cross_encoder(name)
+            model = _cross_encoder(models.nli, models)
             _last_nli = key, (model.predict(pairs, apply_softmax=True, show_progress_bar=False) if pairs
                               else np.zeros((0, 3)))
         return _last_nli[1]
@@ -121,8 +121,8 @@ def support(inputs: Sequence[FeatureInput], models: FeatureModels) -> tuple[list
         found = _reason_pairs(item) if item.status == "ok" else []
         spans.append((len(pairs), len(pairs) + len(found)) if found else None)
         pairs += found
-    probabilities = _nli(models.nli, pairs)
-    entail, neutral = _label_columns(_cross_encoder(models.nli).model)
+    probabilities = _nli(models, pairs)
+    entail, neutral = _label_columns(_cross_encoder(models.nli, models).model)
     out: tuple[list[Value], list[Value]] = ([], [])
     for item, span in zip(inputs, spans, strict=True):
         for values, column in zip(out, (entail, neutral), strict=True):

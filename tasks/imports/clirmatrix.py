@@ -42,14 +42,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from tasks.catalog import DOCUMENTS, INDEX
 from tasks.dumps.records import DOCUMENT_SCHEMA
-from tasks.dumps.stages import DOCUMENTS
 from tasks.errors import ConfigError, InputFormatError
 from tasks.imports.common import chosen_langs
 from tasks.index.base import IndexConfig
 from tasks.pairing.export import read_docs_tsv, read_qrels_jsonl
 from tasks.pairing.mining import build_index
-from tasks.pairing.stages import INDEX
 from tasks.stage import ReadFields, StageOutput, run_stage
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import CLIR_QREL_SCHEMA, LAKE_TABLES, ShardWriter, cell_dir

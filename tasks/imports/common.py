@@ -17,11 +17,11 @@ from collections.abc import Callable, Hashable, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tasks.catalog import IMPORT
 from tasks.errors import ConfigError
-from tasks.stage import ReadFields, Stage, StageRef, run_stage
+from tasks.stage import ReadFields, StageRef, run_stage
 from tasks.warehouse.db import Warehouse
 
-IMPORT = Stage("import", 1)
 T = TypeVar("T")
 
 

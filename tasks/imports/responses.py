@@ -35,6 +35,7 @@ from pathlib import Path
 
 import msgspec
 
+from tasks.catalog import RESPONSES_IMPORT
 from tasks.errors import ConfigError
 from tasks.imports.common import file_digest, unique_lines
 from tasks.inference.reading import citations
@@ -45,7 +46,6 @@ from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, r
 from tasks.warehouse.db import Warehouse
 
 #: one cell per (benchmark, model): the same file over the same instances again is a cache hit
-RESPONSES_IMPORT = Stage("import-responses", 2, upstream=("instances", "import"))  # 2: as inference 3
 #: the ``template`` of an imported response row: this prefix and the file's name
 IMPORTED = "import:"
 COLUMNS = ("benchmark", "instance_id", "model", "setting", "lang", "status", "reason", "raw_text", "answer",

@@ -27,17 +27,16 @@ from pathlib import Path
 
 import msgspec
 
+from tasks.catalog import VERDICTS_IMPORT
 from tasks.errors import ConfigError
 from tasks.imports.common import file_digest, unique_lines
 from tasks.json_lines import read_typed_lines
 from tasks.judging.pointwise import RECIPE_JUDGE
-from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, run_stage
+from tasks.metrics.agreement import HUMAN
+from tasks.stage import ReadFields, StageOutput, StageRef, rows_digest, run_stage
 from tasks.warehouse.db import Warehouse, insert_rows
 
 #: one cell per (benchmark, person): the same file over the same responses again is a cache hit
-VERDICTS_IMPORT = Stage("import-verdicts", 1, upstream=("inference", "import-responses"))
-#: the judge name of a person's verdicts: this prefix and the name given
-HUMAN = "human:"
 VERDICTS = {"yes": "yes", "no": "no", True: "yes", False: "no"}
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from tasks.text.languages import rule_for
+from tasks.text.languages import ES_BUILTIN_ANALYZERS, rule_for
 from tasks.text.segment import tokenize
 from tasks.text.truncate import truncate
 
@@ -52,13 +52,6 @@ WORD_PATTERN = r"[\p{L}\p{M}\p{N}]+"
 # ukrainian); a cluster may lack those, so such languages fall back to
 # "standard" (and kuromoji/smartcn are never needed: ja and zh are
 # pre-segmented).
-ES_BUILTIN_ANALYZERS = frozenset({
-    "arabic", "armenian", "basque", "bengali", "brazilian", "bulgarian", "catalan", "cjk", "czech",
-    "danish", "dutch", "english", "estonian", "finnish", "french", "galician", "german", "greek",
-    "hindi", "hungarian", "indonesian", "irish", "italian", "latvian", "lithuanian", "norwegian",
-    "persian", "portuguese", "romanian", "russian", "serbian", "sorani", "spanish", "swedish",
-    "thai", "turkish",
-})
 ES_UNSTEMMED_ANALYZER = "standard"
 # The custom analyzer (declared by the Elasticsearch backend) for text that
 # was segmented in Python: whitespace split + lowercase, like tantivy's.

@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tasks.errors import BabelbenchError, ConfigError, InputFormatError
+from tasks.errors import BabelbenchError, ConfigError, InputFormatError, TransientError
 from tasks.stage import StageConfig
 
 DocumentRow = tuple[int, str, str]
@@ -80,7 +80,7 @@ class SearchBackendError(BabelbenchError):
     """The search engine refused a request; the message names the index and the request."""
 
 
-class TransientSearchError(SearchBackendError):
+class TransientSearchError(SearchBackendError, TransientError):
     """The engine was overloaded or unavailable (HTTP 429/5xx): a later attempt may succeed."""
 
 

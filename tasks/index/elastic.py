@@ -81,8 +81,8 @@ from tasks.index.base import (
     read_info,
     resolve_info,
 )
-from tasks.warehouse.atomic import atomic_write_text
 from tasks.retry import TRANSIENT_HTTP_STATUS
+from tasks.warehouse.atomic import atomic_write_text
 
 logger = logging.getLogger(__name__)
 

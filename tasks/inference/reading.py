@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+
 def _marker(word: str) -> re.Pattern[str]:
     """``word`` as a section marker: at a line start (``Answer:``, ``**Answer:**``, ``## Answer`` heading) or
     inline with markdown (``… ##Answer: …``) — never the plain word inside a sentence ("I cannot answer")."""

@@ -17,13 +17,13 @@ import json
 from dataclasses import astuple, fields
 from functools import partial
 
+from tasks.inference.gold import gold_shown_to
 from tasks.inference.language import ResponseLanguage, response_language
 from tasks.inference.prompting import InferenceConfig, instance_request
 from tasks.inference.reading import answer_section, citations, own_reply
 from tasks.llm import BudgetLedger, CallResult, LLMClient
-from tasks.llm.backends.gold import gold_shown_to
+from tasks.llm.outcomes import item_outcome
 from tasks.llm.parsing import Parsed
-from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse, insert_rows
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tasks.inference.gold import gold_shown_to
 from tasks.inference.refusals import is_refusal
 from tasks.llm import BudgetLedger, LLMClient, prompt_request
-from tasks.llm.backends.gold import gold_shown_to
+from tasks.llm.outcomes import item_outcome
 from tasks.llm.verdicts import YES_NO, read_yes_no
-from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse, insert_rows
 

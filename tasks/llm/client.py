@@ -53,7 +53,6 @@ from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 from tqdm import tqdm
 
-from tasks.dumps.download import RetryPolicy
 from tasks.errors import ConfigError
 from tasks.llm.backends import Backend, create_backend
 from tasks.llm.budget import Budget, BudgetLedger, estimate_cost, estimated_tokens
@@ -61,8 +60,15 @@ from tasks.llm.cache import FinishedCall, cached_responses, request_hash, store_
 from tasks.llm.parsing import echo_end
 from tasks.llm.registry import ModelSpec, Registry
 from tasks.llm.types import (
-    CallResult, LLMError, LLMRequest, LLMResponse, MalformedResponseError, PermanentLLMError, TransientLLMError,
+    CallResult,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    MalformedResponseError,
+    PermanentLLMError,
+    TransientLLMError,
 )
+from tasks.retry import RetryPolicy
 from tasks.warehouse.db import Warehouse
 
 log = logging.getLogger(__name__)

@@ -107,7 +107,7 @@ class Registry(BaseModel):
 
 def default_registry() -> Registry:
     """The local demo model and the model-free baselines (``abstain``, ``extractive``, ``oracle`` and the
-    ``reference-judge``, see :mod:`tasks.llm.backends.baseline`): all run offline and cost nothing."""
+    ``reference-judge``, see :mod:`tasks.baselines.backend`): all run offline and cost nothing."""
     local = ModelSpec(name="local", backend="llamacpp", model=PACKAGED_GEMMA, mode="completion", max_concurrency=1)
     baselines = tuple(ModelSpec(name=name, backend="baseline", model=name, mode="chat", max_concurrency=8)
                       for name in ("abstain", "extractive", "oracle", "reference-judge"))

@@ -17,7 +17,13 @@ from pydantic import ValidationError
 
 from tasks.errors import ConfigError
 from tasks.llm.registry import (
-    REGISTRY_FILE, ModelSpec, describe_error, default_registry, notice_edits, parse_registry, registry_path,
+    REGISTRY_FILE,
+    ModelSpec,
+    default_registry,
+    describe_error,
+    notice_edits,
+    parse_registry,
+    registry_path,
     remember_registry,
 )
 from tasks.warehouse.atomic import atomic_write_text

@@ -29,11 +29,12 @@ from typing import Any
 import numpy as np
 
 from tasks.errors import ConfigError
-from tasks.imports.verdicts import HUMAN
 from tasks.metrics.bootstrap import clustered_statistic_ci
 from tasks.metrics.score import ALL
 from tasks.warehouse.db import Warehouse
 
+#: The judge-name prefix of a person's verdicts (``babelbench import verdicts``): a judge no registry model is.
+HUMAN = "human:"
 #: Why κ has no value where every verdict is the same: chance agreement is then 1 and κ is 0/0.
 SAME_CLASS = "every verdict is the same: chance agreement is 1, so κ is 0/0 (raw agreement says they agree)"
 NO_COMMON = "no response has a verdict of every judge"

@@ -19,15 +19,15 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.errors import ConfigError
+from tasks.inference.language import target_code
+from tasks.inference.reading import strip_citations
+from tasks.inference.refusals import is_refusal
 from tasks.metrics.eclektic import Judged, eclektic_scores
 from tasks.metrics.mkqa_leaderboard import mkqa_scorer
 from tasks.metrics.panel import JudgeFailures, panel_decision
 from tasks.metrics.score import ALL, Score, Tally
 from tasks.metrics.xrag import PanelRow, xrag_scores
 from tasks.stage import StageOutput
-from tasks.inference.language import target_code
-from tasks.inference.reading import strip_citations
-from tasks.inference.refusals import is_refusal
 from tasks.text.answer_match import normalise_answer
 from tasks.warehouse.db import Warehouse
 

@@ -16,7 +16,14 @@ from typing import Any, Literal
 
 from tasks.errors import ConfigError
 from tasks.metrics import mkqa_improved, mkqa_official
-from tasks.metrics.mkqa_data import MKQA_LANGUAGES, GoldExample, Prediction, prediction_files, read_gold, read_predictions
+from tasks.metrics.mkqa_data import (
+    MKQA_LANGUAGES,
+    GoldExample,
+    Prediction,
+    prediction_files,
+    read_gold,
+    read_predictions,
+)
 
 Mode = Literal["official", "improved"]
 ScoreLanguage = Callable[[Sequence[GoldExample], dict[str, Prediction], str], dict[str, float | None]]

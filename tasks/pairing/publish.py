@@ -6,8 +6,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from tasks.errors import ConfigError
+from tasks.index.corpus import articles_sql
 from tasks.pairing.export import QueryRecord, docs_path, qrels_path, write_docs_tsv, write_qrels_jsonl
-from tasks.pairing.mining import articles_sql
 from tasks.pairing.qrels import UNSPLIT
 from tasks.warehouse.db import Warehouse
 

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 
+from tasks.index.corpus import articles_sql
 from tasks.pairing.config import ClirConfig
-from tasks.pairing.mining import articles_sql
 from tasks.pairing.padding import pad
 from tasks.pairing.projection import multi_candidates, multi_topics, project
 from tasks.pairing.splits import assign_splits

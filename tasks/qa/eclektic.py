@@ -32,10 +32,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.errors import ConfigError
+from tasks.index.corpus import articles_sql
 from tasks.llm import BudgetLedger, LLMClient, prompt_request
+from tasks.llm.outcomes import item_outcome
 from tasks.llm.parsing import parse_question_answer
-from tasks.pairing.mining import articles_sql
-from tasks.qa.outcomes import item_outcome, seeded_order
+from tasks.qa.sampling import seeded_order
 from tasks.stage import StageOutput
 from tasks.text.languages import rule_for
 from tasks.text.sentences import split_sentences

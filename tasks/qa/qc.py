@@ -23,11 +23,11 @@ from datetime import datetime, timezone
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks.text.answer_match import normalise_answer
 from tasks.llm import BudgetLedger, CallResult, LLMClient, prompt_request
 from tasks.llm.verdicts import QC_CHECKS, read_checks
 from tasks.qa.xrag_articles import article_texts
 from tasks.stage import StageOutput
+from tasks.text.answer_match import normalise_answer
 from tasks.warehouse.db import Warehouse
 
 TEMPLATE = "qc_prescreen"

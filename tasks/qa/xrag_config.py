@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tasks.placement import DeviceConfig
+
 PairKind = Literal["monolingual", "crosslingual"]
 QuestionType = Literal["aggregation", "comparison", "multihop", "set"]
 
@@ -38,6 +40,8 @@ class XragConfig(BaseModel):
                     "pivot article with its nearest articles of each other language, as the paper's dense retriever "
                     "pairs news about the same event; never an article with its own translation (same QID). "
                     "None: entity pairs only.")
+    device: DeviceConfig = Field(default_factory=DeviceConfig.from_env,
+                                 description="Where and in what precision the dense model runs.")
     min_similarity: float = Field(0.5, ge=-1, le=1, description="Lowest cosine of a dense pair.")
     dense_k: int = Field(3, ge=1, description="Nearest pivot articles considered per article of another language.")
     max_pairs: int = Field(

@@ -37,18 +37,19 @@ from datetime import datetime
 
 from tqdm import tqdm
 
-from tasks.errors import BabelbenchError
 from tasks.distractors.filters import parse_timestamp
+from tasks.dumps.titles import entity_matcher
+from tasks.errors import BabelbenchError
+from tasks.index.corpus import articles_sql
 from tasks.llm import Budget, BudgetLedger, LLMClient, prompt_request
+from tasks.llm.outcomes import item_outcome
 from tasks.llm.parsing import Parsed
 from tasks.llm.verdicts import YES_NO, read_yes_no
-from tasks.pairing.mining import articles_sql
-from tasks.qa.outcomes import item_outcome
+from tasks.placement import resolve
 from tasks.qa.xrag_articles import article_texts
 from tasks.qa.xrag_config import XragConfig
 from tasks.rankers.dense import DenseRanker, top_k
 from tasks.stage import StageOutput
-from tasks.text.entities import entity_matcher
 from tasks.warehouse.db import Warehouse
 
 log = logging.getLogger(__name__)
@@ -223,7 +224,7 @@ def find_pairs(wh: Warehouse, benchmark: str, langs: list[str], config: XragConf
         raise BabelbenchError(f"benchmark {benchmark}: no {config.pivot} articles in the warehouse (the pivot language)")
     crosslingual = "crosslingual" in config.pair_kinds
     others = {lang: load_articles(wh, lang) for lang in langs if lang != config.pivot and crosslingual}
-    dense = dense_pairs(wh, pivot, others, config, DenseRanker(config.dense_model)) if config.dense_model else []
+    dense = dense_pairs(wh, pivot, others, config, DenseRanker(config.dense_model, resolve(config.device))) if config.dense_model else []
     pairs = candidate_pairs(pivot, others, config, dense)
     rows = [
         [benchmark, p.pair_id, p.a.lang, p.a.page_id, p.b.lang, p.b.page_id, p.method, list(p.shared),

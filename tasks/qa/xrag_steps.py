@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tasks.llm import Budget, BudgetLedger, LLMClient, LLMRequest
+from tasks.llm.outcomes import item_outcome
 from tasks.llm.parsing import Parsed
-from tasks.qa.outcomes import item_outcome
 
 
 @dataclass(frozen=True)

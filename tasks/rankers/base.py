@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from tasks.errors import ConfigError
-from tasks.rankers.device import Placement, log_placement, resolve
+from tasks.placement import Placement, log_placement
 from tasks.warehouse.db import Warehouse
 
 Query = tuple[int, str]  # (query id, query text)
@@ -24,10 +24,10 @@ class Ranker(Protocol):
         ...
 
 
-def make_ranker(spec: str, *, backend: str = "tantivy", placement: Placement | None = None) -> Ranker:
+def make_ranker(spec: str, placement: Placement, *, backend: str = "tantivy") -> Ranker:
     """``bm25`` or ``dense`` / ``dense:MODEL`` (a hub name or a local sentence-transformers directory), searched
     exactly; ``dense@INDEX:MODEL`` searches through a FAISS index (flat: exact; ivf, hnsw: approximate).
-    ``placement`` (default: the environment's device policy) is where a dense model runs."""
+    ``placement`` is where a dense model runs."""
     kind, _, model = spec.partition(":")
     if kind == "bm25":
         from tasks.rankers.bm25 import Bm25Ranker
@@ -42,7 +42,7 @@ def make_ranker(spec: str, *, backend: str = "tantivy", placement: Placement | N
                       " ivf, hnsw)")
 
 
-def log_model_placement(spec: str, rerank: str | None) -> None:
+def log_model_placement(spec: str, rerank: str | None, placement: Placement) -> None:
     """Where the ranker's models ran (device kind, precision), as MLflow parameters; bm25 alone runs none."""
     if spec.startswith("dense") or rerank:
-        log_placement(resolve())
+        log_placement(placement)

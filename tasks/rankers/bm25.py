@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from tasks.errors import ConfigError
 from tasks.index.base import read_info
+from tasks.index.corpus import index_path
 from tasks.index.registry import get_backend
-from tasks.pairing.mining import index_path
 from tasks.rankers.base import Query, Ranking
 from tasks.stage import current_ref
 from tasks.warehouse.db import Warehouse

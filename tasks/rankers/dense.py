@@ -21,12 +21,12 @@ import numpy as np
 from upath import UPath
 
 from tasks.errors import ConfigError
-from tasks.pairing.mining import articles_sql
+from tasks.index.corpus import articles_sql
+from tasks.placement import Placement, batch_size, load_bi_encoder
 from tasks.rankers import vector_index
 from tasks.rankers.base import Query, Ranking
-from tasks.rankers.device import Placement, batch_size, load_bi_encoder, resolve
 from tasks.rankers.embedding_cache import encode_corpus, load_npz
-from tasks.rankers.search import top_k, to_device
+from tasks.rankers.search import to_device, top_k
 from tasks.stage import current_ref, digest
 from tasks.text.truncate import truncate
 from tasks.warehouse.db import Warehouse
@@ -59,11 +59,11 @@ class ModelTexts(Sequence[str]):
 
 
 class DenseRanker:
-    def __init__(self, model: str, *, placement: Placement | None = None, index: str = "exact") -> None:
+    def __init__(self, model: str, placement: Placement, *, index: str = "exact") -> None:
         if index not in vector_index.INDEX_KINDS:
             raise ConfigError(f"unknown dense index {index!r}: use one of {', '.join(vector_index.INDEX_KINDS)}")
         self.model_name = model
-        self.placement = placement or resolve()
+        self.placement = placement
         self.index = index
         # exact and flat return the same rankings, so they share a name; an approximate index is named
         self.name = f"dense@{index}:{model}" if index in vector_index.APPROXIMATE else f"dense:{model}"

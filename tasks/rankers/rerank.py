@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
+from tasks.placement import Placement, batch_size, load_cross_encoder
 from tasks.rankers.base import Query, Ranker, Ranking
-from tasks.rankers.device import Placement, batch_size, load_cross_encoder, resolve
 from tasks.text.truncate import truncate
 from tasks.warehouse.db import Warehouse
 
@@ -15,9 +15,9 @@ from tasks.warehouse.db import Warehouse
 class Reranker:
     """Wraps a first-stage ranker; documents it did not return keep no score."""
 
-    def __init__(self, first: Ranker, model: str, depth: int = 100, *, placement: Placement | None = None) -> None:
+    def __init__(self, first: Ranker, model: str, placement: Placement, depth: int = 100) -> None:
         self.first, self.model_name, self.depth = first, model, depth
-        self.placement = placement or resolve()
+        self.placement = placement
         self.name = f"{first.name}>>rerank:{model}"
 
     @cached_property

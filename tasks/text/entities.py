@@ -18,7 +18,6 @@ from collections.abc import Iterable, Mapping
 import ahocorasick
 
 from tasks.text.languages import rule_for
-from tasks.warehouse.db import Warehouse
 
 MIN_FORM_CHARS = 3  # shorter titles ("Io", "Ur") match inside too many words to be evidence
 _QUALIFIER = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")
@@ -84,22 +83,3 @@ def title_names(rows: Iterable[tuple[str, str | None]]) -> dict[str, str]:
                 ambiguous.add(form)
             names[form] = qid
     return {form: qid for form, qid in names.items() if form not in ambiguous}
-
-
-def language_names(wh: Warehouse, lang: str) -> dict[str, str]:
-    """Surface form → QID for one language's articles and the redirects to them (disambiguation pages excluded)."""
-    rows = wh.query(
-        "SELECT title, qid FROM documents WHERE lang = ? AND namespace = 0 AND NOT is_redirect"
-        " AND NOT is_disambiguation AND qid IS NOT NULL"
-        " UNION ALL"
-        " SELECT r.title, a.qid FROM documents r JOIN documents a"
-        "   ON a.lang = r.lang AND a.title = r.redirect_target AND NOT a.is_redirect"
-        " WHERE r.lang = ? AND r.is_redirect AND a.qid IS NOT NULL AND NOT a.is_disambiguation",
-        [lang, lang],
-    )
-    return title_names(rows)
-
-
-def entity_matcher(wh: Warehouse, lang: str) -> EntityMatcher:
-    """A matcher over one language's titles (and redirects), keyed by QID."""
-    return EntityMatcher(language_names(wh, lang), lang)

@@ -39,7 +39,7 @@ import re
 from importlib import metadata, resources
 from pathlib import Path
 
-from tasks.text.languages import COLUMNS, RULES_FILE, default_rule
+from tasks.text.languages import COLUMNS, ES_BUILTIN_ANALYZERS, RULES_FILE, default_rule
 
 RULES_PATH = Path(__file__).with_name(RULES_FILE)
 SOURCES = ("pywikibot", "langcodes", "language-data", "PyStemmer")
@@ -116,7 +116,6 @@ def rows() -> list[dict[str, str]]:
     import langcodes
     import Stemmer
 
-    from tasks.index.analysis import ES_BUILTIN_ANALYZERS
 
     family = _wikipedia_family()
     codes = sorted(family.codes)  # type: ignore[attr-defined]

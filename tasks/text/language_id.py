@@ -15,7 +15,6 @@ from lingua import Language, LanguageDetector, LanguageDetectorBuilder
 
 from tasks.errors import ConfigError
 
-
 #: Codes that name a language lingua knows under another ISO 639-1 code: Norwegian (MKQA's and Wikipedia's
 #: ``no``) is written in Bokmål; Simple English is English; Taraškievica is Belarusian in another orthography.
 _ALIASES = {"no": "nb", "simple": "en", "be_tarask": "be"}

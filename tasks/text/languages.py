@@ -27,6 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal, get_args
 
+import pyarrow as pa
+
 from tasks.errors import ConfigError
 from tasks.settings import DEFAULT_HOME, HOME_ENV
 
@@ -45,6 +47,14 @@ TRUNCATION: dict[bool, tuple[TruncateUnit, int]] = {True: ("chars", 600), False:
 #: Template names used for disambiguation pages across many wikis, for a wiki without a hand-kept list.
 DEFAULT_MARKERS = ("Disambig", "Disambiguation")
 
+#: Elasticsearch's built-in language analyzers: a language whose analyzer is one of them is analysed by name.
+ES_BUILTIN_ANALYZERS = frozenset({
+    "arabic", "armenian", "basque", "bengali", "brazilian", "bulgarian", "catalan", "cjk", "czech",
+    "danish", "dutch", "english", "estonian", "finnish", "french", "galician", "german", "greek",
+    "hindi", "hungarian", "indonesian", "irish", "italian", "latvian", "lithuanian", "norwegian",
+    "persian", "portuguese", "romanian", "russian", "serbian", "sorani", "spanish", "swedish",
+    "thai", "turkish",
+})
 _CODE = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 _SCRIPT = re.compile(r"^[A-Z][a-z]{3}$")
 
@@ -228,3 +238,13 @@ def rule_digest(lang: str) -> str | None:
     if rule is None:
         return None
     return hashlib.sha256(json.dumps(asdict(rule), sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def rules_table() -> pa.Table:
+    """The effective rules (packaged table and the user's overrides) as one table, for the warehouse's
+    ``language_rules`` mirror."""
+    rows = [asdict(rule) | {"disambiguation_markers": list(rule.disambiguation_markers)} for rule in all_rules().values()]
+    schema = pa.schema([(field.name, pa.list_(pa.string()) if field.name == "disambiguation_markers"
+                         else pa.int32() if field.name == "truncate_limit" else pa.string())
+                        for field in fields(LanguageRule)])
+    return pa.Table.from_pylist(rows, schema=schema)

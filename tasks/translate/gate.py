@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from sacrebleu import sentence_chrf
 
-from tasks.text.entities import entity_matcher, language_names
+from tasks.dumps.titles import entity_matcher, language_names
 from tasks.inference.language import response_language, target_code
 from tasks.text.language_id import detect_language, lingua_code
 from tasks.text.languages import rule_for

@@ -28,8 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.errors import ConfigError
 from tasks.llm import Budget, BudgetLedger, LLMClient, ModelSpec, prompt_request
+from tasks.llm.outcomes import item_outcome
 from tasks.llm.parsing import ItemStatus, Parsed, failed, unwrap
-from tasks.qa.outcomes import item_outcome
 from tasks.stage import StageOutput
 from tasks.text.languages import all_rules, rule_for
 from tasks.translate.config import TranslateConfig

@@ -56,9 +56,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +68,15 @@ from fsspec import AbstractFileSystem
 from upath import UPath
 
 from tasks.errors import BabelbenchError, ConfigError
-from tasks.text.languages import all_rules
 from tasks.warehouse.lake import (
-    LAKE_TABLES, LOCAL_PROTOCOLS, Shard, configured_lake, duckdb_path, empty_shard, locate_lake, remove,
+    LAKE_TABLES,
+    LOCAL_PROTOCOLS,
+    Shard,
+    configured_lake,
+    duckdb_path,
+    empty_shard,
+    locate_lake,
+    remove,
 )
 from tasks.warehouse.migrations import apply_migrations, named_views
 
@@ -454,7 +459,9 @@ def _close_all() -> None:
 class Warehouse:
     """The warehouse under ``home``: migrations applied, views current; the DuckDB file opened per operation."""
 
-    def __init__(self, home: Path, *, read_only: bool = False) -> None:
+    def __init__(self, home: Path, *, read_only: bool = False, references: Mapping[str, pa.Table] | None = None) -> None:
+        """``references``: tables the caller owns the content of (the language rules), mirrored as given into the
+        warehouse each time a writable one is opened, so SQL can join them."""
         self.home = home
         self.path = home / WAREHOUSE_FILE
         self.read_only = read_only
@@ -475,7 +482,7 @@ class Warehouse:
                 self.lake_root = self._open_lake(cur)
             finally:
                 cur.close()
-            self._load_language_rules()
+            self._mirror(references or {})
             self.refresh_views()
 
     # -- reading -----------------------------------------------------------------
@@ -604,16 +611,18 @@ class Warehouse:
         listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
         cur.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet([{listing}], union_by_name = true)")
 
-    def _load_language_rules(self) -> None:
-        """Mirror the effective language rules (packaged table and the user's overrides) into ``language_rules``."""
-        rows = [asdict(rule) | {"disambiguation_markers": list(rule.disambiguation_markers)} for rule in all_rules().values()]
+    def _mirror(self, references: Mapping[str, pa.Table]) -> None:
+        """Replace each reference table by the rows given (one transaction)."""
+        if not references:
+            return
         with self.transaction() as cur:
-            cur.execute(
-                "CREATE OR REPLACE TABLE language_rules (lang VARCHAR PRIMARY KEY, name VARCHAR, wiki VARCHAR,"
-                " bcp47 VARCHAR, script VARCHAR, segmenter VARCHAR, truncate_unit VARCHAR, truncate_limit INTEGER,"
-                " analyzer VARCHAR, stemmer VARCHAR, disambiguation_markers VARCHAR[])"
-            )
-            insert_rows(cur, "language_rules", [list(r.values()) for r in rows])
+            for name, table in references.items():
+                view = f"_reference_{threading.get_ident()}"
+                cur.register(view, table)
+                try:
+                    cur.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM {view}")
+                finally:
+                    cur.unregister(view)
 
 
 def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Sequence[Any]], *, replace: bool = False,

@@ -42,7 +42,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from upath import UPath
 
-from tasks.dumps.records import DOCUMENT_SCHEMA, SITELINK_SCHEMA
 from tasks.errors import BabelbenchError, ConfigError
 from tasks.warehouse import writers
 
@@ -54,6 +53,36 @@ FINGERPRINT_FIELD = pa.field("fingerprint", pa.string())
 def _with_fingerprint(schema: pa.Schema) -> pa.Schema:
     return schema.append(FINGERPRINT_FIELD)
 
+
+#: what every dump parser yields, whatever the input format (tasks/dumps/records.py)
+DOCUMENT_SCHEMA = pa.schema(
+    [
+        ("lang", pa.string()),
+        ("page_id", pa.int64()),
+        ("title", pa.string()),
+        ("text", pa.string()),
+        ("qid", pa.string()),  # Wikidata item id ("Q42"), null when unknown
+        ("namespace", pa.int32()),
+        ("is_redirect", pa.bool_()),
+        ("redirect_target", pa.string()),  # null unless is_redirect
+        ("is_disambiguation", pa.bool_()),
+        ("timestamp", pa.string()),  # ISO-8601 of the revision / index time, null when unknown
+        ("source", pa.string()),  # file name the row came from
+    ]
+)
+
+SITELINK_SCHEMA = pa.schema(
+    [
+        ("qid", pa.string()),
+        ("lang", pa.string()),
+        ("page_id", pa.int64()),  # null when the source gives only a title (Wikidata JSON)
+        ("title", pa.string()),
+        ("source", pa.string()),
+        # the page is a disambiguation page by a language-independent signal: the page property MediaWiki's
+        # Disambiguator sets, or a Wikidata item that is an instance of Wikimedia disambiguation page (Q4167410)
+        ("is_disambiguation", pa.bool_()),
+    ]
+)
 
 RETRIEVAL_HIT_SCHEMA = pa.schema([
     ("lang", pa.string()), ("query_page_id", pa.int64()), ("rank", pa.int32()), ("doc_page_id", pa.int64()),

@@ -18,7 +18,14 @@ from typing import Protocol
 from tasks.errors import ConfigError
 from tasks.llm.redact import remember_secret
 from tasks.llm.registry import ModelSpec
-from tasks.llm.types import LLMError, LLMRequest, LLMResponse, MalformedResponseError, PermanentLLMError, TransientLLMError
+from tasks.llm.types import (
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    MalformedResponseError,
+    PermanentLLMError,
+    TransientLLMError,
+)
 from tasks.retry import TRANSIENT_HTTP_STATUS
 
 
@@ -37,7 +44,7 @@ BACKENDS: dict[str, str] = {
     "openai": "tasks.llm.backends.openai_compat:OpenAICompatBackend",
     "llamacpp": "tasks.llm.backends.llamacpp:LlamaCppBackend",
     "anthropic": "tasks.llm.backends.anthropic:AnthropicBackend",
-    "baseline": "tasks.llm.backends.baseline:BaselineBackend",
+    "baseline": "tasks.baselines.backend:BaselineBackend",
 }
 
 _PERMANENT_HINTS = {

@@ -2,8 +2,10 @@
 
 The dense ranker, the cross-encoder reranker, the NLI and reranker features
 and the distractor embedder all load sentence-transformers models through
-:func:`load_bi_encoder` / :func:`load_cross_encoder`, so one setting moves
-them all: ``BABELBENCH_DEVICE`` (or a command's ``--device``) = ``auto``
+:func:`load_bi_encoder` / :func:`load_cross_encoder` on the :class:`Placement`
+their stage's typed :class:`DeviceConfig` resolves to (read from the
+environment only as the configs' default), so one setting moves them all:
+``BABELBENCH_DEVICE`` (or a command's ``--device``) = ``auto``
 (CUDA when torch sees one, else the CPU), ``cpu``, ``cuda``, ``cuda:N`` or
 ``mps``; ``BABELBENCH_PRECISION`` = ``auto`` (fp16 on CUDA, fp32 elsewhere),
 ``fp16`` or ``fp32``; ``BABELBENCH_BATCH_SIZE`` fixes the batch size, which is
@@ -83,19 +85,18 @@ class Placement:
         return {"device": self.kind, "precision": self.precision}
 
 
-def placement_params(model: str | None) -> dict[str, str]:
+def placement_params(model: str | None, config: DeviceConfig) -> dict[str, str]:
     """The placement a stage's fingerprint records when the stage runs ``model`` in process; nothing without one,
     so a stage that loads no model keeps its fingerprint whatever the device policy says."""
-    return resolve().params() if model else {}
+    return resolve(config).params() if model else {}
 
 
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(?::(\d+))?")
 
 
-def resolve(config: DeviceConfig | None = None) -> Placement:
-    """The placement ``config`` (default: the environment's) asks for on this machine; an absent device is a
-    :class:`ConfigError` saying what torch sees."""
-    config = config or DeviceConfig.from_env()
+def resolve(config: DeviceConfig) -> Placement:
+    """The placement ``config`` asks for on this machine; an absent device is a :class:`ConfigError` saying what
+    torch sees."""
     match = _DEVICE.fullmatch(config.device.strip().lower())
     if match is None:
         raise ConfigError(f"unknown device {config.device!r} ({DEVICE_ENV} / --device): use auto, cpu, cuda, cuda:N or mps")
@@ -189,15 +190,14 @@ def load_cross_encoder(name: str, placement: Placement) -> Any:
     return _placed(CrossEncoder(name, device=placement.device), placement)
 
 
-def apply_device_options(device: str | None, precision: str | None, batch: int | None) -> Placement | None:
-    """A command's ``--device`` / ``--precision`` / ``--batch-size``, given ones replacing the environment's
-    for the rest of the process (every model the command loads reads the policy from there), checked at once
-    so an absent device fails before any work; None when no option was given."""
-    given = [(name, value) for name, value in ((DEVICE_ENV, device), (PRECISION_ENV, precision), (BATCH_SIZE_ENV, batch))
-             if value is not None]
-    for name, value in given:
-        os.environ[name] = str(value)
-    return resolve() if given else None
+def device_options(device: str | None, precision: str | None, batch: int | None) -> DeviceConfig:
+    """The policy of a command's ``--device`` / ``--precision`` / ``--batch-size``: the given options over the
+    environment's, checked at once so an absent device fails before any work."""
+    given = {name: value for name, value in (("device", device), ("precision", precision), ("batch_size", batch))
+             if value is not None}
+    config = DeviceConfig.model_validate(DeviceConfig.from_env().model_dump() | given)
+    resolve(config)
+    return config
 
 
 def log_placement(placement: Placement) -> None:

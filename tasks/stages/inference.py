@@ -6,15 +6,14 @@ from pathlib import Path
 
 from prefect.states import State
 
+from tasks.catalog import INFERENCE
 from tasks.imports.responses import imported_inference
 from tasks.inference.prompting import TEMPLATES, InferenceConfig
 from tasks.inference.respond import answer_instances
 from tasks.llm import Budget, load_registry, template_hash
-from tasks.orchestration import as_task_result, shared_warehouse, stage_task
-from tasks.paid_stage import run_paid, unfinished
-from tasks.stage import ReadFields, Stage, StageRef, rows_digest
-
-INFERENCE = Stage("inference", 3, upstream=("instances", "import"))  # 3: every language checked by script
+from tasks.stage import ReadFields, StageRef, rows_digest
+from tasks.stages.orchestration import as_task_result, shared_warehouse, stage_task
+from tasks.stages.paid import run_paid, unfinished
 
 
 def model_identity(home: str, model: str) -> dict[str, str]:

@@ -13,15 +13,16 @@ from typing import Any
 from prefect.artifacts import create_table_artifact
 from prefect.states import State
 
+from tasks.catalog import SCORING
 from tasks.inference.prompting import TEMPLATES
 from tasks.judging.pointwise import KINDS
 from tasks.llm import template_hash
 from tasks.metrics.agreement import judge_agreement
 from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, failed_responses, score_model
 from tasks.metrics.score import ALL
-from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
-from tasks.reporting import artifact_key
-from tasks.stage import ReadFields, Stage, StageRef, digest, run_stage
+from tasks.stage import ReadFields, StageRef, digest, run_stage
+from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
+from tasks.stages.reporting import artifact_key
 from tasks.tracking import TrackedRun, mlflow_name
 from tasks.version import code_version
 from tasks.warehouse.db import Warehouse
@@ -30,7 +31,6 @@ from tasks.warehouse.db import Warehouse
 COUNT_COLUMNS = ("answered", "failed", "judge_failed")
 # 3: failed responses and missing verdicts counted, the whole panel's majority, XRAG's pooled languages without
 # English, ECLEKTIC in percent with transfer denominators, no interval from one cluster
-SCORING = Stage("scoring", 4, upstream=("judging", "inference"))  # 4: language shares of the answered, abstained
 #: Pairs of judges beyond which an evaluation's run holds their agreement as its table only, not a metric per pair.
 MAX_KAPPA_METRICS = 10
 

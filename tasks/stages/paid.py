@@ -15,8 +15,8 @@ from pathlib import Path
 from prefect.states import State
 
 from tasks.llm import Budget, BudgetLedger, LLMClient, load_registry, run_ledger
-from tasks.orchestration import as_task_result, forced, shared_warehouse
 from tasks.stage import ReadFields, Stage, StageOutput, StageRef, run_stage
+from tasks.stages.orchestration import as_task_result, forced, shared_warehouse
 from tasks.warehouse.db import Warehouse
 
 UNFINISHED = ("call_failed", "skipped_budget")

@@ -7,18 +7,15 @@ import json
 from prefect import task
 from prefect.states import State
 
+from tasks.catalog import INDEX, QRELS, RETRIEVAL
 from tasks.errors import ConfigError
 from tasks.index.base import IndexConfig
-from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
+from tasks.index.corpus import articles_sql, build_index, index_path
 from tasks.pairing.config import ClirConfig
-from tasks.pairing.mining import articles_sql, build_index, index_path, mine_language
+from tasks.pairing.mining import mine_language
 from tasks.pairing.qrels import build_bi, build_multi
-from tasks.stage import ReadFields, Stage, StageRef, current_ref, run_stage
-
-INDEX = Stage("index", 2, upstream=("documents",))  # 2: Lucene BM25 at the configured k1, b
-RETRIEVAL = Stage("retrieval", 1, upstream=("index",))
-QRELS = Stage("qrels", 2, upstream=("retrieval",))  # 2: padding keeps every judgement, pads base queries only
-CLIR_STAGES = (Stage("documents", 1), INDEX, RETRIEVAL, QRELS)
+from tasks.stage import ReadFields, StageRef, current_ref, run_stage
+from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
 
 RETRIEVAL_FIELDS = ("top_k", "normalisation", "self_in_jenks", "force_self_label", "classes")
 QRELS_FIELDS = ("top_k", "force_self_label", "split_sizes", "split_fractions", "split_seed", "pad", "pad_seed")

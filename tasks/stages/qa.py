@@ -1,6 +1,6 @@
 """Prefect tasks of the QA recipes: ECLEKTIC and XRAG items, the QC pre-screen, translation, instances.
 
-The model stages among them run through :func:`tasks.paid_stage.run_paid` (one budget per flow run,
+The model stages among them run through :func:`tasks.stages.paid.run_paid` (one budget per flow run,
 unfinished items retried).
 """
 
@@ -10,31 +10,32 @@ from functools import partial
 
 from prefect.states import State
 
+from tasks.catalog import (
+    CANDIDATES,
+    DISTRACTORS,
+    GENERATE,
+    INSTANCES,
+    PRESCREEN,
+    TRANSLATE,
+    XRAG_PAIRS,
+    XRAG_QUESTIONS,
+    XRAG_RELATED,
+)
 from tasks.distractors import AnswerCheck, DistractorConfig, answer_check, select_distractors
+from tasks.index.corpus import index_path
 from tasks.instances.build import InstanceConfig, build_instances
-from tasks.pairing.mining import index_path
 from tasks.llm import Budget, template_hash
-from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
-from tasks.paid_stage import run_paid, unfinished
-from tasks.rankers.device import placement_params
+from tasks.placement import placement_params
 from tasks.qa import eclektic, qc, xrag, xrag_pairs
 from tasks.qa.eclektic import EclekticConfig
-from tasks.qa.xrag_config import XragConfig
 from tasks.qa.qc import QcConfig
 from tasks.qa.units import distractor_queries, translation_units
+from tasks.qa.xrag_config import XragConfig
+from tasks.stage import ReadFields, StageOutput, StageRef, current_ref, digest, rows_digest, run_stage
+from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
+from tasks.stages.paid import run_paid, unfinished
 from tasks.translate import TRANSLATE_TEMPLATE, TranslateConfig, translate_units
-from tasks.stage import ReadFields, Stage, StageOutput, StageRef, current_ref, digest, rows_digest, run_stage
 from tasks.warehouse.db import Warehouse
-
-CANDIDATES = Stage("qa-candidates", 2, upstream=("documents", "sitelinks"))
-GENERATE = Stage("qa-generate", 1, upstream=("qa-candidates",))
-XRAG_PAIRS = Stage("xrag-pairs", 1, upstream=("documents", "sitelinks"))
-XRAG_RELATED = Stage("xrag-related", 1, upstream=("xrag-pairs",))
-XRAG_QUESTIONS = Stage("xrag-questions", 2, upstream=("xrag-related",))
-PRESCREEN = Stage("qa-prescreen", 2, upstream=("qa-generate", "xrag-questions"))
-TRANSLATE = Stage("translate", 1, upstream=("qa-prescreen",))
-DISTRACTORS = Stage("distractors", 2, upstream=("translate", "index"))
-INSTANCES = Stage("instances", 3, upstream=("translate", "distractors"))  # 3: documents carry their date
 
 
 def corpus_refs(wh: Warehouse, langs: list[str]) -> dict[str, StageRef]:
@@ -92,7 +93,7 @@ def xrag_pairs_stage(home: str, cell: str, benchmark: str, langs: list[str], con
     wh = shared_warehouse(home)
     read = ReadFields.of(config, "pivot", "min_shared_entities", "max_days_apart", "max_pairs", "pair_kinds",
                          "dense_model", "min_similarity", "dense_k", langs=sorted(langs),
-                         **placement_params(config.dense_model))
+                         **placement_params(config.dense_model, config.device))
     return as_task_result(run_stage(
         wh, XRAG_PAIRS, cell, read, corpus, lambda fp: xrag_pairs.find_pairs(wh, benchmark, langs, config, fp),
         force=forced(XRAG_PAIRS.name, force), run_id=run_id))
@@ -186,7 +187,7 @@ def distractors_stage(home: str, cell: str, benchmark: str, config: DistractorCo
     read = ReadFields.of(config, *DistractorConfig.model_fields, backend=backend,
                          queries=digest([q.model_dump() for q in queries]),
                          template=template_hash(answer_check.TEMPLATE) if checking else None,
-                         **placement_params(config.dense_model))
+                         **placement_params(config.dense_model, config.device))
     paths = {lang: index_path(wh.home, backend, lang, ref.fingerprint) for lang, ref in indexes.items()}
     inputs = {f"index_{k}": v for k, v in indexes.items()} | translations
 

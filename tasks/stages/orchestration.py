@@ -8,7 +8,6 @@ and that show a cache hit as a ``Cached`` state in the Prefect UI.
 from __future__ import annotations
 
 import os
-
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -18,14 +17,15 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from prefect import Task, task
-from prefect.futures import PrefectFuture
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import TaskRun
+from prefect.futures import PrefectFuture
 from prefect.settings import PREFECT_TASKS_REFRESH_CACHE
 from prefect.states import Completed, State
 from prefect.tasks import exponential_backoff
 
 from tasks import compute
+from tasks.home import open_warehouse
 from tasks.retry import is_transient
 from tasks.settings import HOME_ENV
 from tasks.stage import StageRef
@@ -49,7 +49,7 @@ def shared_warehouse(home: str | Path) -> Warehouse:
     key = Path(home).resolve()
     with _warehouses_lock:
         if key not in _warehouses:
-            _warehouses[key] = Warehouse(key)
+            _warehouses[key] = open_warehouse(key)
         return _warehouses[key]
 
 

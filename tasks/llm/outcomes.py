@@ -1,15 +1,12 @@
-"""Shared by the QA stages: an item's status from its model call, and seeded, order-free sampling."""
+"""An item's status from its model call: the parsed value, or why there is none (shared by every stage that calls
+a model per item)."""
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable
 
-from tasks.llm import CallResult
 from tasks.llm.parsing import Parsed
-
-T = TypeVar("T")
+from tasks.llm.types import CallResult
 
 
 def item_outcome(result: CallResult, parse: Callable[[str], Parsed]) -> Parsed:
@@ -24,13 +21,3 @@ def item_outcome(result: CallResult, parse: Callable[[str], Parsed]) -> Parsed:
             return Parsed("skipped_budget", None, result.error or "not called: the run's budget was reached")
         return Parsed("call_failed", None, result.error or "the call failed")
     return parse(result.answer)  # past any echo of the prompt: never the prompt's worked example
-
-
-def seeded_order(items: Sequence[T], seed: int, *, key: Callable[[T], str]) -> list[T]:
-    """``items`` in a pseudo-random order fixed by ``seed`` and each item's key.
-
-    Ordering by a hash of (seed, key) rather than shuffling a list keeps an
-    item's place independent of which other items exist, so adding a language
-    or an article does not reshuffle the sample of the others.
-    """
-    return sorted(items, key=lambda item: hashlib.sha256(f"{seed}:{key(item)}".encode()).hexdigest())

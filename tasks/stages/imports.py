@@ -16,8 +16,8 @@ from prefect.states import State
 
 from tasks.errors import ConfigError
 from tasks.imports.common import DATASETS, IMPORT, import_dataset
-from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.stage import StageRef
+from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
 
 #: The benchmark name each published dataset gets when none is given (a CLIR collection takes its directory's).
 DEFAULT_NAMES: dict[str, str | None] = {"mkqa": "mkqa", "eclektic": "eclektic", "xrag": "xrag", "miracl": "mirage",

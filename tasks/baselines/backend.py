@@ -30,7 +30,7 @@ it reads words, not meaning, and credits an answer that copies a sentence
 containing the gold's words whether or not it answers the question.
 
 The oracle and the reference judge read the gold through the channel of
-:mod:`tasks.llm.backends.gold`, which only the stages that ask about
+:mod:`tasks.inference.gold`, which only the stages that ask about
 instances fill, and only for baseline models; asked without it (to write a
 question, translate, or from a stage that has no gold) they fail the call
 with a message, rather than answer something a metric would count.
@@ -46,8 +46,8 @@ import re
 from collections.abc import Callable
 
 from tasks.errors import ConfigError
+from tasks.inference.gold import Gold, gold_for
 from tasks.inference.reading import strip_citations
-from tasks.llm.backends.gold import Gold, gold_for
 from tasks.llm.registry import ModelSpec
 from tasks.llm.types import LLMRequest, LLMResponse, PermanentLLMError
 from tasks.llm.verdicts import PAIRWISE, YES_NO

@@ -1,11 +1,11 @@
-"""The arena's stages: pairwise judging per (benchmark, language, judge), then ratings per (benchmark, judge).
+"""The arena's ratings and surrogate as stored: this run's battles rated per language and overall, with the
+judge's statistics and each system's unanswered queries, and the surrogate's report with predicted ratings.
 
 The ratings and the surrogate read only this run's battles: those between the
-run's systems in the run's languages.  Battles of earlier runs (other
-systems, other languages) stay in the table but are never pooled into this
-run's ratings.  A ``forfeit`` battle (a system without an answer on a
-sampled query) is rated like a verdict: a loss for the system that had no
-answer.  The judge's statistics (:func:`tasks.arena.pairwise.judge_agreement`)
+run's systems in the run's languages.  Battles of earlier runs stay in the
+table but are never pooled in.  A ``forfeit`` battle (a system without an
+answer on a sampled query) is rated like a verdict: a loss for the system
+that had no answer.  The judge's statistics (:func:`tasks.arena.pairwise.judge_agreement`)
 count only its own verdicts, with the forfeits and the battles left without a
 verdict counted beside them.
 """
@@ -13,28 +13,17 @@ verdict counted beside them.
 from __future__ import annotations
 
 import json
-import logging
 from collections import defaultdict
 
 import numpy as np
-from prefect.artifacts import create_markdown_artifact
-from prefect.states import State
 
-from tasks.arena.battles import TEMPLATE, ArenaConfig, JudgingEstimate, judge_battles
 from tasks.arena.bradley_terry import Ties, ahead, rateable, rating_order, ratings, tournaments
 from tasks.arena.pairwise import OrderedVerdict, agreement_text, judge_agreement
 from tasks.arena.surrogate import feature_cube, surrogate
-from tasks.features.stages import missing_features
-from tasks.inference.stages import model_identity
-from tasks.llm import Budget, template_hash
-from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
-from tasks.paid_stage import run_paid, unfinished
-from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, run_stage
+from tasks.features.compute import missing_features
+from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 
-ARENA_JUDGING = Stage("arena-judging", 3, upstream=("inference",))  # 3: JSON verdicts, read strictly
-ARENA_RATINGS = Stage("arena-ratings", 3, upstream=("arena-judging",))
-ARENA_SURROGATE = Stage("arena-surrogate", 4, upstream=("arena-ratings", "features"))
 RATED = ("ok", "forfeit")  # the battles that have a winner (or a tie)
 STATUSES = (*RATED, "call_failed", "parse_failed", "skipped_budget")  # every battle's status (sql/017)
 RATING_COLUMNS = ("(benchmark, judge, lang, model, rating, ci_low, ci_high, rank_low, rank_high, n_battles, ties,"
@@ -47,40 +36,6 @@ RUN_BATTLES = ("SELECT instance_id, lang, model_a, model_b, winner, status FROM 
                " WHERE benchmark = ? AND judge = ? AND list_contains(?, status) AND list_contains(?, model_a)"
                " AND list_contains(?, model_b) AND list_contains(?, lang) ORDER BY ALL")
 ALL = "all"
-
-log = logging.getLogger(__name__)
-
-
-@stage_task("arena-judging")
-def arena_judging_stage(home: str, cell: str, benchmark: str, lang: str, models: list[str], judge: str,
-                        config: ArenaConfig, budget: Budget, force: frozenset[str],
-                        run_id: str) -> StageRef | State[StageRef]:
-    """The judge's battles on the language's sampled queries (see :mod:`tasks.arena.battles`)."""
-    wh = shared_warehouse(home)
-    read = ReadFields.of(config, *ArenaConfig.model_fields, judge=model_identity(home, judge), models=sorted(models),
-                         template=template_hash(TEMPLATE),
-                         responses=rows_digest(wh, "SELECT instance_id, model, status, answer FROM responses"
-                                                   " WHERE benchmark = ? AND lang = ? ORDER BY ALL", [benchmark, lang]),
-                         instances=rows_digest(wh, "SELECT instance_id, setting FROM instances WHERE benchmark = ?"
-                                                   " AND lang = ? ORDER BY ALL", [benchmark, lang]))
-    return run_paid(home, ARENA_JUDGING, cell, read, {},
-                    lambda client, ledger, fp: judge_battles(wh, client, benchmark, lang, models, judge, config, fp,
-                                                             budget=ledger),
-                    retry=unfinished(wh, "battles", "benchmark = ? AND lang = ? AND judge = ?", [benchmark, lang, judge]),
-                    force=force, budget=budget, run_id=run_id)
-
-
-def publish_estimate(estimate: JudgingEstimate, budget: Budget) -> None:
-    """Show the judging's cost before anything is paid: the log, a Prefect markdown artifact, the MLflow run."""
-    import mlflow
-
-    line = estimate.describe(budget)
-    log.info("cost estimate: %s", line)
-    create_markdown_artifact(markdown=f"## Arena cost estimate\n\n{line}", key="babelbench-arena-estimate",
-                             description="What judging may cost at most, before any call")
-    mlflow.log_metrics({"estimate.judge_tokens": float(estimate.tokens), "estimate.judge_usd": estimate.usd,
-                        "estimate.verdicts": float(estimate.queries * estimate.pairs)})
-
 
 def run_verdicts(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: list[str],
                  statuses: tuple[str, ...] = RATED) -> list[OrderedVerdict]:
@@ -142,27 +97,6 @@ def rate(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: li
                                                + "".join(f"; {note}" for note in notes))
 
 
-@stage_task("arena-ratings")
-def arena_ratings_stage(home: str, cell: str, benchmark: str, judge: str, models: list[str], langs: list[str],
-                        ties: Ties, bootstrap: int, seed: int, judged: list[StageRef], force: frozenset[str],
-                        run_id: str) -> StageRef | State[StageRef]:
-    """Bradley–Terry ratings of this run's battles (``judged``: the judging cells it waits for)."""
-    wh = shared_warehouse(home)
-    read = ReadFields(values={"ties": ties, "bootstrap": bootstrap, "seed": seed, **_run_battles_read(
-        wh, benchmark, judge, models, langs)})
-    return as_task_result(run_stage(wh, ARENA_RATINGS, cell, read, {},
-                                    lambda fp: rate(wh, benchmark, judge, models, langs, ties, bootstrap, seed, fp),
-                                    force=forced(ARENA_RATINGS.name, force), run_id=run_id))
-
-
-def _run_battles_read(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: list[str]) -> dict:
-    """What a stage reading this run's battles depends on: the systems, the languages and their battles."""
-    systems = sorted(set(models))
-    return {"models": systems, "langs": sorted(langs),
-            "battles": rows_digest(wh, RUN_BATTLES, [benchmark, judge, list(STATUSES), systems, systems,
-                                                     sorted(langs)])}
-
-
 def fit_surrogate(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: list[str], ties: Ties,
                   bootstrap: int, seed: int, fp: str) -> StageOutput:
     """The surrogate's report on this run's battles, and predicted ratings for systems with features but no
@@ -207,19 +141,3 @@ def fit_surrogate(wh: Warehouse, benchmark: str, judge: str, models: list[str], 
     gaps = "; missing features: " + ", ".join(
         f"{system} {sum(counts.values())}" for system, counts in report["missing"].items()) if report["missing"] else ""
     return StageOutput(rows=len(predicted_rows), message=f"{validation}; {len(predicted_rows)} predicted{gaps}")
-
-
-@stage_task("arena-surrogate")
-def arena_surrogate_stage(home: str, cell: str, benchmark: str, judge: str, models: list[str], langs: list[str],
-                          ties: Ties, bootstrap: int, seed: int, upstream: list[StageRef], force: frozenset[str],
-                          run_id: str) -> StageRef | State[StageRef]:
-    """The surrogate judge (``upstream``: the ratings and feature cells it waits for)."""
-    wh = shared_warehouse(home)
-    read = ReadFields(values={
-        "ties": ties, "bootstrap": bootstrap, "seed": seed, **_run_battles_read(wh, benchmark, judge, models, langs),
-        "features": rows_digest(wh, "SELECT instance_id, model, feature, value, status FROM features"
-                                    " WHERE benchmark = ? ORDER BY ALL", [benchmark])})
-    return as_task_result(run_stage(wh, ARENA_SURROGATE, cell, read, {},
-                                    lambda fp: fit_surrogate(wh, benchmark, judge, models, langs, ties, bootstrap,
-                                                             seed, fp),
-                                    force=forced(ARENA_SURROGATE.name, force), run_id=run_id))

@@ -1,10 +1,6 @@
-"""The features stage: one cell per (benchmark, feature), so adding or changing a feature computes only it.
+"""Computing one feature over a benchmark's responses: batches in-process or on Dask, rows with a status.
 
-A cell reads every response of the benchmark (ids, statuses, answers,
-citations, language columns) and the instances' judged passages and
-reference answers; all of that, the feature's version, the reference system
-and — for a model feature — its model are its fingerprint.  Deterministic
-features are batches that share their scorers (:func:`deterministic_values`,
+Deterministic features are batches that share their scorers (:func:`deterministic_values`,
 which ``benchmarks/arena.py`` times), run with the cycle collector paused.
 The overlap features, whose cost is tokenising every answer, go to the Dask
 cluster (``tasks.compute``) once a benchmark has enough responses for at
@@ -15,11 +11,11 @@ builds its vocabularies again). The other deterministic features (stored
 columns, one trec_eval run, a pattern per answer) cost less than
 serialising their inputs to a worker would, and always run in-process.
 Model features run in-process too, where their model is loaded once,
-batched over every response; LLM-graded features are paid cells
-(cache, budget, retries of what failed).  The rows are written in one
-transaction per cell.  Without names, the deterministic features are
-computed; model and graded features are asked for by name (their models are
-large and usually downloaded from a hub, and grades cost calls).
+batched over every response; LLM-graded features are paid.  The rows are
+written in one transaction per cell.  Without names, the deterministic
+features are computed; model and graded features are asked for by name
+(their models are large and usually downloaded from a hub, and grades cost
+calls).
 """
 
 from __future__ import annotations
@@ -29,23 +25,16 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import partial
 
-from prefect.states import State
-
 from tasks.compute import map_parallel, parallelism, paused_gc
 from tasks.errors import ConfigError
 from tasks.features.deterministic import DETERMINISTIC, OVERLAP, Pair, Value, each_language, overlap_values
 from tasks.features.grades import TEMPLATES, graded
 from tasks.features.inputs import FeatureInput, feature_inputs
 from tasks.features.models import MODEL_FEATURES, FeatureModels
-from tasks.inference.stages import model_identity
-from tasks.llm import Budget, BudgetLedger, LLMClient, template_hash
-from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
-from tasks.paid_stage import run_paid, unfinished
-from tasks.rankers.device import placement_params
-from tasks.stage import ReadFields, Stage, StageOutput, StageRef, rows_digest, run_stage
+from tasks.llm import BudgetLedger, LLMClient
+from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 
-FEATURES = Stage("features", 1, upstream=("inference",))
 #: bump a feature's number when what it computes changes: its cells, and only they, recompute
 VERSIONS = {name: 1 for name in (*DETERMINISTIC, *MODEL_FEATURES, *TEMPLATES)} | {
     "support_entailment": 2, "support_neutral": 2,  # 2: a completion model's reply is its reasoning
@@ -163,30 +152,3 @@ def missing_per_system(rows: Sequence[Sequence]) -> str:
     missing = Counter(row[2] for row in rows if row[5] != "ok")
     return ("; no value for: " + ", ".join(f"{system} {missing[system]}/{total[system]}" for system in sorted(missing))
             if missing else "")
-
-
-@stage_task("features")
-def features_stage(home: str, cell: str, benchmark: str, name: str, reference_model: str | None,
-                   models: FeatureModels, grader: str | None, budget: Budget, force: frozenset[str],
-                   run_id: str) -> StageRef | State[StageRef]:
-    """One feature cell (see the module notes); an LLM-graded feature is a paid cell that retries what failed."""
-    wh = shared_warehouse(home)
-    model = {"support_entailment": models.nli, "support_neutral": models.nli, "reranker_score": models.reranker}
-    used = (model_identity(home, grader) | {"template": template_hash(TEMPLATES[name])} if name in TEMPLATES
-            else {"name": model[name], **placement_params(model[name])} if model.get(name) else None)
-    read = ReadFields(values={
-        "feature": name, "version": VERSIONS[name], "reference_model": reference_model, "model": used,
-        "responses": rows_digest(wh, "SELECT instance_id, model, status, answer, raw_text, citations, language_status,"
-                                     " target_prob, english_prob, switched_share, template, request_hash FROM responses"
-                                     " WHERE benchmark = ? ORDER BY ALL", [benchmark]),
-        "instances": rows_digest(wh, "SELECT instance_id, question, answer, documents FROM instances WHERE benchmark = ?"
-                                     " ORDER BY ALL", [benchmark])})
-    if name in TEMPLATES:
-        return run_paid(home, FEATURES, cell, read, {},
-                        lambda client, ledger, fp: compute_feature(wh, benchmark, name, reference_model, models, fp,
-                                                                   client=client, grader=grader, budget=ledger),
-                        retry=unfinished(wh, "features", "benchmark = ? AND feature = ?", [benchmark, name]),
-                        force=force, budget=budget, run_id=run_id)
-    return as_task_result(run_stage(wh, FEATURES, cell, read, {},
-                                    lambda fp: compute_feature(wh, benchmark, name, reference_model, models, fp),
-                                    force=forced(FEATURES.name, force), run_id=run_id))

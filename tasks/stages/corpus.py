@@ -8,17 +8,14 @@ from typing import Literal
 
 from prefect.states import State
 
+from tasks.catalog import DOCUMENTS, DOWNLOAD, SITELINKS
 from tasks.dumps.ingest import SitelinkMethod, fetch_files, ingest_documents, ingest_sitelinks, local_path
 from tasks.dumps.sources import DocKind, DumpRequest, is_remote, local_requests, remote_requests, wikidata_request
-from tasks.orchestration import as_task_result, forced, shared_warehouse, stage_task
-from tasks.stage import Stage, StageConfig, StageOutput, StageRef, run_stage
+from tasks.stage import StageConfig, StageOutput, StageRef, run_stage
+from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
 
 SitelinkChoice = Literal["auto", "cirrus", "page_props", "wikidata", "none"]
 
-DOWNLOAD = Stage("download", 1)
-DOCUMENTS = Stage("documents", 2, upstream=("download",))
-SITELINKS = Stage("sitelinks", 2, upstream=("documents", "download"))
-CORPUS_STAGES = (DOWNLOAD, DOCUMENTS, SITELINKS)
 
 
 class DownloadConfig(StageConfig):

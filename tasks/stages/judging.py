@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from prefect.states import State
 
-from tasks.inference.stages import model_identity
+from tasks.catalog import JUDGING
 from tasks.judging.pointwise import KINDS, JudgeConfig, judge_responses
 from tasks.llm import Budget, template_hash
-from tasks.orchestration import shared_warehouse, stage_task
-from tasks.paid_stage import run_paid, unfinished
-from tasks.stage import ReadFields, Stage, StageRef, rows_digest
+from tasks.stage import ReadFields, StageRef, rows_digest
+from tasks.stages.inference import model_identity
+from tasks.stages.orchestration import shared_warehouse, stage_task
+from tasks.stages.paid import run_paid, unfinished
 
-JUDGING = Stage("judging", 3, upstream=("inference",))  # 3: JSON verdicts, read strictly
 CELL_RESPONSES = "benchmark = ? AND setting = ? AND lang = ? AND model = ?"
 
 

@@ -9,8 +9,9 @@ from pydantic import BaseModel, Field
 
 from tasks.metrics.clir_eval import EvalResult, evaluate
 from tasks.metrics.clir_report import log_to_mlflow, publish_table
-from tasks.orchestration import shared_warehouse
-from tasks.rankers.base import make_ranker
+from tasks.placement import DeviceConfig, resolve
+from tasks.rankers.base import log_model_placement, make_ranker
+from tasks.stages.orchestration import shared_warehouse
 from tasks.warehouse.lake import settled_writes
 
 
@@ -23,6 +24,8 @@ class ClirEvalParams(BaseModel):
     split: str = Field("test1", description="train, dev, test1, test2, full, or all (every query).")
     k: int = Field(100, ge=1, le=1000)
     backend: str = Field("tantivy", description="Index backend the bm25 ranker searches.")
+    device: DeviceConfig = Field(default_factory=DeviceConfig.from_env,
+                                 description="Where and in what precision a dense ranker or reranker runs.")
     home: str | None = None
 
 
@@ -30,11 +33,12 @@ class ClirEvalParams(BaseModel):
 def evaluate_stage(home: str, params: ClirEvalParams, eval_id: str) -> EvalResult:
     """Rank every judged query of the collection and write rankings and eval_metrics."""
     wh = shared_warehouse(home)
-    ranker = make_ranker(params.ranker, backend=params.backend)
+    placement = resolve(params.device)
+    ranker = make_ranker(params.ranker, placement, backend=params.backend)
     if params.rerank:
         from tasks.rankers.rerank import Reranker
 
-        ranker = Reranker(ranker, params.rerank, depth=params.k)
+        ranker = Reranker(ranker, params.rerank, placement, depth=params.k)
     with settled_writes(wh, f"evaluate[{params.name}]"):
         result = evaluate(wh, params.name, ranker, params.split, eval_id, k=params.k)
     with wh.transaction() as cur:
@@ -49,6 +53,7 @@ def log_evaluation(home: str, params: ClirEvalParams, result: EvalResult, mlflow
     wh = shared_warehouse(home)
     langs = sorted({r["src_lang"] for r in result.metrics} - {"all"} | {r["tgt_lang"] for r in result.metrics} - {"all"})
     log_to_mlflow(result, langs)
+    log_model_placement(params.ranker, params.rerank, resolve(params.device))
     publish_table(result, params.name, params.ranker)
     with wh.transaction() as cur:
         cur.execute("UPDATE evaluations SET mlflow_run_id = ? WHERE eval_id = ?", [mlflow_run_id, result.eval_id])

@@ -1,0 +1,19 @@
+"""Opening a home's warehouse with the tables babelbench mirrors into it (the effective language rules).
+
+The warehouse knows nothing of languages; the rules are handed to it here, so
+``SELECT … FROM language_rules`` shows the rules in effect for this home.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tasks.text.languages import rules_table
+from tasks.warehouse.db import Warehouse
+
+
+def open_warehouse(home: Path, *, read_only: bool = False) -> Warehouse:
+    """The warehouse under ``home``; a writable one gets the current ``language_rules``."""
+    if read_only:
+        return Warehouse(home, read_only=True)
+    return Warehouse(home, references={"language_rules": rules_table()})

@@ -1,0 +1,51 @@
+"""The features stage: one cell per (benchmark, feature), so adding or changing a feature computes only it.
+
+A cell reads every response of the benchmark (ids, statuses, answers,
+citations, language columns) and the instances' judged passages and
+reference answers; all of that, the feature's version, the reference system
+and — for a model feature — its model are its fingerprint.  LLM-graded
+features are paid cells (cache, budget, retries of what failed); how a
+feature is computed is :mod:`tasks.features.compute`.
+"""
+
+from __future__ import annotations
+
+from prefect.states import State
+
+from tasks.catalog import FEATURES
+from tasks.features.compute import VERSIONS, compute_feature
+from tasks.features.grades import TEMPLATES
+from tasks.features.models import FeatureModels
+from tasks.llm import Budget, template_hash
+from tasks.placement import placement_params
+from tasks.stage import ReadFields, StageRef, rows_digest, run_stage
+from tasks.stages.inference import model_identity
+from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
+from tasks.stages.paid import run_paid, unfinished
+
+
+@stage_task("features")
+def features_stage(home: str, cell: str, benchmark: str, name: str, reference_model: str | None,
+                   models: FeatureModels, grader: str | None, budget: Budget, force: frozenset[str],
+                   run_id: str) -> StageRef | State[StageRef]:
+    """One feature cell (see the module notes); an LLM-graded feature is a paid cell that retries what failed."""
+    wh = shared_warehouse(home)
+    model = {"support_entailment": models.nli, "support_neutral": models.nli, "reranker_score": models.reranker}
+    used = (model_identity(home, grader) | {"template": template_hash(TEMPLATES[name])} if name in TEMPLATES
+            else {"name": model[name], **placement_params(model[name], models.device)} if model.get(name) else None)
+    read = ReadFields(values={
+        "feature": name, "version": VERSIONS[name], "reference_model": reference_model, "model": used,
+        "responses": rows_digest(wh, "SELECT instance_id, model, status, answer, raw_text, citations, language_status,"
+                                     " target_prob, english_prob, switched_share, template, request_hash FROM responses"
+                                     " WHERE benchmark = ? ORDER BY ALL", [benchmark]),
+        "instances": rows_digest(wh, "SELECT instance_id, question, answer, documents FROM instances WHERE benchmark = ?"
+                                     " ORDER BY ALL", [benchmark])})
+    if name in TEMPLATES:
+        return run_paid(home, FEATURES, cell, read, {},
+                        lambda client, ledger, fp: compute_feature(wh, benchmark, name, reference_model, models, fp,
+                                                                   client=client, grader=grader, budget=ledger),
+                        retry=unfinished(wh, "features", "benchmark = ? AND feature = ?", [benchmark, name]),
+                        force=force, budget=budget, run_id=run_id)
+    return as_task_result(run_stage(wh, FEATURES, cell, read, {},
+                                    lambda fp: compute_feature(wh, benchmark, name, reference_model, models, fp),
+                                    force=forced(FEATURES.name, force), run_id=run_id))
