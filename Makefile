@@ -46,7 +46,8 @@ demo: venv  ## run the main job offline on the bundled sample
 	$(BIN)/python -m tasks.llm.backends.llamacpp_check
 	$(BIN)/babelbench demo
 
-test: venv  ## run the test suite
+test: venv  ## the import layers (pyproject's import-linter contracts), then the test suite
+	$(BIN)/lint-imports
 	$(BIN)/python -m tasks.llm.backends.llamacpp_check
 	$(BIN)/pytest
 

@@ -8,13 +8,13 @@ from pydantic import BaseModel, Field
 
 from tasks.arena import ArenaConfig, Ties, agreement_text, best_first, judging_estimate, rating_text
 from tasks.catalog import ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE, FEATURES, descendants, scope
-from tasks.errors import ConfigError
 from tasks.features import FeatureModels, feature_names
 from tasks.inference import check_gold_readers
 from tasks.llm import Budget
 from tasks.settings import resolve_home
 from tasks.stages import (
     arena_judging_stage,
+    arena_langs,
     arena_ratings_stage,
     arena_surrogate_stage,
     client_for,
@@ -22,6 +22,7 @@ from tasks.stages import (
     features_stage,
     finish_run,
     flow_session,
+    overall_ratings,
     publish_estimate,
 )
 from tasks.tracking import tracked_run
@@ -56,22 +57,7 @@ def arena_flow(params: ArenaParams) -> list[dict]:
     home = str(resolve_home(params.home))
     force = frozenset(descendants(scope("arena"), params.force))
     with flow_session(home) as wh, tracked_run(wh, "arena", params, flow_run.get_id()) as run:
-        langs = [lang for (lang,) in wh.query("SELECT DISTINCT lang FROM responses WHERE benchmark = ? ORDER BY 1",
-                                              [params.benchmark])]
-        if not langs:
-            raise ConfigError(f"benchmark {params.benchmark!r} has no responses; run `babelbench eval --benchmark"
-                              f" {params.benchmark} --models …` first")
-        unknown = sorted(set(params.langs or ()) - set(langs))
-        if unknown:
-            raise ConfigError(f"benchmark {params.benchmark!r} has no responses in {', '.join(unknown)}")
-        # a system that was asked and failed everywhere enters (it loses every battle); one never asked cannot
-        asked = {model for (model,) in wh.query("SELECT DISTINCT model FROM responses WHERE benchmark = ?",
-                                                [params.benchmark])}
-        silent = sorted(set(params.models) - asked)
-        if silent:
-            raise ConfigError(f"no responses of {', '.join(silent)} on {params.benchmark!r}; run `babelbench eval"
-                              f" --benchmark {params.benchmark} --models {','.join(silent)}` first")
-        judged_langs = params.langs or langs
+        judged_langs = arena_langs(wh, params.benchmark, params.models, params.langs)
         client = client_for(home, wh)
         check_gold_readers(wh, [client.registry.get(params.judge)], params.benchmark)
         publish_estimate(judging_estimate(wh, client, params.benchmark, judged_langs, params.models,
@@ -97,8 +83,7 @@ def arena_flow(params: ArenaParams) -> list[dict]:
             home, cell, params.benchmark, params.judge, params.models, judged_langs, params.ties, params.bootstrap,
             params.arena.seed, [rated, *featured], force, run.run_id)}
         outcomes = collect_outcomes(futures)
-        rows = wh.query_dicts("SELECT * FROM arena_ratings WHERE benchmark = ? AND judge = ? AND lang = 'all'",
-                              [params.benchmark, params.judge])
+        rows = overall_ratings(wh, params.benchmark, params.judge)
         for row in sorted(rows, key=best_first):
             print(f"{row['model']:<20} {rating_text(row)}"
                   + (f"  no answer on {row['failed_queries']} queries" if row["failed_queries"] else "")

@@ -53,8 +53,17 @@ from flows.qa import InstancesParams, TranslateParams, instances_flow, translate
 from flows.rerun import scope_runs
 from tasks.settings import resolve_home
 from tasks.stage import current_ref
-from tasks.stages import flow_session, shared_warehouse
+from tasks.stages import (
+    add_benchmark_languages,
+    benchmarks,
+    collections,
+    flow_session,
+    instance_languages,
+    response_languages,
+    shared_warehouse,
+)
 from tasks.text import WikiLang
+from tasks.warehouse import Warehouse
 
 
 class BackfillParams(BaseModel):
@@ -75,16 +84,13 @@ class Backfill:
     summary: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
-    def query(self, sql: str, params: list[Any]) -> list[tuple]:
-        return shared_warehouse(self.home).query(sql, params)  # each flow run releases the warehouse when it ends
-
-    def langs_of(self, sql: str, scope: str) -> set[str]:
-        return {lang for (lang,) in self.query(sql, [scope])}
+    @property
+    def wh(self) -> Warehouse:
+        return shared_warehouse(self.home)  # each flow run releases the warehouse when it ends
 
     def with_documents(self) -> list[str]:
         """The new languages that have documents (from this backfill's corpus runs or earlier ones)."""
-        wh = shared_warehouse(self.home)
-        return [lang for lang in self.new if current_ref(wh, "documents", lang) is not None]
+        return [lang for lang in self.new if current_ref(self.wh, "documents", lang) is not None]
 
     def run(self, flow_fn: Callable[[Any], list[dict]], params: type[BaseModel], previous: dict[str, Any],
             **changes: Any) -> list[dict] | None:
@@ -149,7 +155,7 @@ def backfill_collections(bf: Backfill) -> None:
         if added:
             bf.report(f"collection {collection['name']}", bf.run(
                 clir_build_flow, ClirBuildParams, collection, langs=sorted(set(collection["langs"]) | set(added))))
-    for name, langs in bf.query("SELECT name, langs FROM clir_collections ORDER BY name", []):
+    for name, langs in collections(bf.wh):
         if name not in built and not name.endswith("-multi") and set(bf.new) - set(langs):
             bf.summary.append(f"collection {name}: skipped: imported from a published collection, whose languages"
                               f" ({', '.join(langs)}) are the file's")
@@ -160,8 +166,7 @@ def backfill_benchmarks(bf: Backfill) -> None:
     documented = set(bf.with_documents())
     translations = {p["benchmark"]: p for p in _runs(bf.home, "translate", "benchmark")}
     assemblies = {p["benchmark"]: p for p in _runs(bf.home, "instances", "benchmark")}
-    for benchmark, recipe, langs, generator in bf.query(
-            "SELECT benchmark, recipe, langs, generator FROM qa_benchmarks ORDER BY benchmark", []):
+    for benchmark, recipe, langs, generator in benchmarks(bf.wh):
         wanted = [lang for lang in bf.new if lang not in langs]
         if not wanted:
             continue
@@ -180,23 +185,17 @@ def backfill_benchmarks(bf: Backfill) -> None:
         targets = [lang for lang in wanted if lang not in lacking]
         if not targets:
             continue
-        _add_targets(bf.home, benchmark, targets)
+        add_benchmark_languages(bf.wh, benchmark, targets)
         translation = translations[benchmark]
         made = bf.run(translate_flow, TranslateParams, translation, to=sorted(set(translation["to"]) | set(targets)))
         if made is None:
             continue
         if benchmark in assemblies:
             made += bf.run(instances_flow, InstancesParams, assemblies[benchmark]) or []
-        absent = sorted(set(targets) - bf.langs_of("SELECT DISTINCT lang FROM instances WHERE benchmark = ?", benchmark))
+        absent = sorted(set(targets) - instance_languages(bf.wh, benchmark))
         bf.report(f"benchmark {benchmark} (+{', '.join(targets)})", made,
                   f"; no instances in {', '.join(absent)} (no translation passed the gate, or the benchmark was never"
                   " assembled: see `translations`, `instances`)" if absent else "")
-
-
-def _add_targets(home: str, benchmark: str, langs: list[str]) -> None:
-    """Record new target languages in the benchmark's definition, where instance assembly reads its languages."""
-    with shared_warehouse(home).transaction() as cur:
-        cur.execute("UPDATE qa_benchmarks SET langs = list_concat(langs, ?) WHERE benchmark = ?", [langs, benchmark])
 
 
 def backfill_evaluations(bf: Backfill) -> set[str]:
@@ -205,13 +204,13 @@ def backfill_evaluations(bf: Backfill) -> set[str]:
     answered = set()
     for evaluation in _runs(bf.home, "evaluate", "benchmark"):
         benchmark = evaluation["benchmark"]
-        gained = set(bf.new) & bf.langs_of("SELECT DISTINCT lang FROM instances WHERE benchmark = ?", benchmark)
+        gained = set(bf.new) & instance_languages(bf.wh, benchmark)
         if not gained:
             bf.summary.append(f"evaluation of {benchmark}: nothing to add (no instances in {', '.join(bf.new)})")
             continue
         bf.report(f"evaluation of {benchmark}", bf.run(evaluate_flow, EvaluateParams, evaluation,
                                                        langs=_grown(evaluation.get("langs"), gained)))
-        if gained & bf.langs_of("SELECT DISTINCT lang FROM responses WHERE benchmark = ?", benchmark):
+        if gained & set(response_languages(bf.wh, benchmark)):
             answered.add(benchmark)
     return answered
 
@@ -224,7 +223,7 @@ def backfill_judgements(bf: Backfill, answered: set[str]) -> None:
     for arena in _runs(bf.home, "arena", "benchmark"):
         benchmark = arena["benchmark"]
         if benchmark in answered:
-            gained = set(bf.new) & bf.langs_of("SELECT DISTINCT lang FROM responses WHERE benchmark = ?", benchmark)
+            gained = set(bf.new) & set(response_languages(bf.wh, benchmark))
             bf.report(f"arena of {benchmark}", bf.run(arena_flow, ArenaParams, arena,
                                                       langs=_grown(arena.get("langs"), gained)))
 

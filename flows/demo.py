@@ -9,9 +9,18 @@ from pathlib import Path
 from flows.backfill import BackfillParams, backfill_flow
 from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
-from flows.demo_qa import XRAG_SAMPLE, arena_summary, judge_summary, leaderboard_summary, qa_summary, run_qa_demo
+from flows.demo_qa import JUDGE, XRAG_SAMPLE, run_qa_demo
 from tasks.pairing import ClirConfig
-from tasks.sample import build_sample_mirror, load_questions
+from tasks.sample import (
+    arena_summary,
+    build_sample_mirror,
+    collection_summary,
+    corpus_summary,
+    judge_summary,
+    leaderboard_summary,
+    load_questions,
+    qa_summary,
+)
 from tasks.stages import ClirEvalParams
 from tasks.tracking import tracking_uri
 from tasks.warehouse import Warehouse
@@ -63,11 +72,10 @@ def run_demo(home: Path) -> DemoReport:
     with Warehouse(home) as wh:
         qa_columns, qa_rows = qa_summary(wh)
         board_columns, board_rows = leaderboard_summary(wh)
-        arena_columns, arena_rows = arena_summary(wh)
+        arena_columns, arena_rows = arena_summary(wh, XRAG_SAMPLE, JUDGE)
         judge_columns, judge_rows = judge_summary(wh)
-        columns, summary = wh.query_with_columns("SELECT * FROM corpus_summary")
-        collection = wh.query("SELECT collection, count(DISTINCT src_lang || tgt_lang), count(DISTINCT src_lang || query_id),"
-                              " count(*) FROM clir_qrels WHERE collection LIKE ? GROUP BY ALL ORDER BY 1", [f"{DEMO_COLLECTION}%"])
+        columns, summary = corpus_summary(wh)
+        collection = collection_summary(wh, DEMO_COLLECTION)
     table = _table(columns, summary)
     bb = f"{console_script('babelbench')} --home {home}"
     text = f"""

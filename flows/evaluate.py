@@ -21,6 +21,7 @@ from tasks.stages import (
     finish_run,
     flow_session,
     inference_stage,
+    instance_cells,
     judging_stage,
     report_evaluation,
     scoring_stage,
@@ -50,7 +51,7 @@ class EvaluateParams(BaseModel):
 
 def evaluation_cells(wh: Warehouse, params: EvaluateParams) -> list[tuple[str, str]]:
     """(setting, lang) pairs of the benchmark's instances that the parameters select; unknown names are errors."""
-    cells = wh.query("SELECT DISTINCT setting, lang FROM instances WHERE benchmark = ? ORDER BY ALL", [params.benchmark])
+    cells = instance_cells(wh, params.benchmark)
     if not cells:
         raise ConfigError(f"benchmark {params.benchmark!r} has no instances; run `babelbench instances build"
                           f" --benchmark {params.benchmark}` (built) or `babelbench import …` (published)")

@@ -11,7 +11,7 @@ from tasks.errors import ConfigError
 from tasks.features import TEMPLATES, FeatureModels, feature_names
 from tasks.llm import Budget
 from tasks.settings import resolve_home
-from tasks.stages import collect_outcomes, features_stage, finish_run, flow_session
+from tasks.stages import collect_outcomes, features_stage, finish_run, flow_session, response_languages
 from tasks.tracking import tracked_run
 
 
@@ -40,7 +40,7 @@ def features_flow(params: FeaturesParams) -> list[dict]:
         raise ConfigError(f"{', '.join(graded)}: graded by an LLM; name the grader (--grader, a registry name)")
     force = frozenset(descendants(scope("features"), params.force))
     with flow_session(home) as wh, tracked_run(wh, "features", params, flow_run.get_id()) as run:
-        if not wh.scalar("SELECT count(*) FROM responses WHERE benchmark = ?", [params.benchmark]):
+        if not response_languages(wh, params.benchmark):
             raise ConfigError(f"benchmark {params.benchmark!r} has no responses; run `babelbench eval --benchmark"
                               f" {params.benchmark} --models …` first")
         cells = {f"{params.benchmark}/{name}": name for name in names}

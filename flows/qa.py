@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Literal
 
@@ -31,6 +30,7 @@ from tasks.stages import (
     index_stage,
     instances_stage,
     prescreen_stage,
+    register_benchmark,
     translate_stage,
     xrag_pairs_stage,
     xrag_questions_stage,
@@ -39,7 +39,6 @@ from tasks.stages import (
 from tasks.text import WikiLang
 from tasks.tracking import tracked_run
 from tasks.translate import TranslateConfig
-from tasks.warehouse import Warehouse
 
 
 class QaRunParams(BaseModel):
@@ -83,20 +82,6 @@ class QaBuildParams(QaRunParams):
         return self.benchmark or self.recipe
 
 
-def register_benchmark(wh: Warehouse, params: QaBuildParams) -> None:
-    """Record the benchmark's definition so the translation and instance flows can find it.
-
-    Languages a backfill added to the benchmark (translation targets) stay when the build runs again with its
-    original languages — a scheduled rebuild must not drop them.
-    """
-    with wh.transaction() as cur:
-        known = cur.execute("SELECT langs FROM qa_benchmarks WHERE benchmark = ?", [params.name]).fetchall()
-        added = [lang for lang in (known[0][0] if known else []) if lang not in params.langs]
-        cur.execute("INSERT OR REPLACE INTO qa_benchmarks VALUES (?, ?, ?, ?, ?, now())",
-                    [params.name, params.recipe, [*params.langs, *added], params.generator,
-                     json.dumps(params.model_dump(mode="json", exclude={"home", "force"}))])
-
-
 Cells = tuple[dict[str, dict], dict[str, PrefectFuture]]
 
 
@@ -135,7 +120,8 @@ def qa_build_flow(params: QaBuildParams) -> list[dict]:
     with flow_session(home) as wh, tracked_run(wh, "qa-build", params, flow_run.get_id()) as run:
         if params.recipe == "eclektic":
             require_qid_coverage(wh, params.name, params.langs)  # one clear line before anything is written
-        register_benchmark(wh, params)
+        register_benchmark(wh, params.name, params.recipe, params.langs, params.generator,
+                           params.model_dump(mode="json", exclude={"home", "force"}))
         corpus = corpus_refs(wh, params.langs)
         if params.recipe == "eclektic":
             futures, items = _eclektic_cells(home, params, corpus, force, run.run_id)

@@ -11,9 +11,8 @@ from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
 from tasks.arena import evaluation_run, log_report, write_report
-from tasks.errors import ConfigError
 from tasks.settings import resolve_home
-from tasks.stages import artifact_key, flow_session
+from tasks.stages import artifact_key, flow_session, require_results
 from tasks.tracking import tracked_run, tracking_uri
 
 
@@ -35,10 +34,7 @@ def report_flow(params: ReportParams) -> list[dict]:
     home = str(resolve_home(params.home))
     out = Path(params.out).resolve()
     with flow_session(home) as wh, tracked_run(wh, "report", params, flow_run.get_id()) as run:
-        known = wh.scalar("SELECT count(*) FROM leaderboards WHERE benchmark = ?", [params.benchmark])
-        if not known:
-            raise ConfigError(f"benchmark {params.benchmark!r} has no leaderboard or arena ratings yet; run"
-                              " `babelbench eval` or `babelbench arena` first")
+        require_results(wh, params.benchmark)
         sections = write_report(wh, params.benchmark, out)
         evaluation = evaluation_run(wh, params.benchmark)
         logged_to = evaluation or run.mlflow_run_id

@@ -22,7 +22,6 @@ languages and models from its latest run that was not forced.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +40,7 @@ from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_
 from tasks.catalog import STAGES, owned_by
 from tasks.errors import ConfigError
 from tasks.settings import resolve_home
-from tasks.stages import DEFAULT_NAMES, close_shared_warehouse, shared_warehouse
+from tasks.stages import DEFAULT_NAMES, close_shared_warehouse, flow_run_params, shared_warehouse
 
 
 @dataclass(frozen=True)
@@ -132,9 +131,7 @@ def scope_runs(home: str, flow_name: str, scope: Callable[[dict[str, Any]], Any]
     did not make the scope smaller.
     """
     runs: dict[Any, list[dict[str, Any]]] = {}
-    for (raw,) in shared_warehouse(home).query("SELECT params FROM runs WHERE flow = ? AND params IS NOT NULL"
-                                               " ORDER BY started_at DESC", [flow_name]):
-        params = json.loads(raw)
+    for params in flow_run_params(shared_warehouse(home), flow_name):
         runs.setdefault(scope(params), []).append(params)
     for history in runs.values():
         latest = history[0]

@@ -3,6 +3,12 @@
 from tasks.faces import lazy_face
 
 __all__, __getattr__ = lazy_face(__name__, {
+    "qa_summary": "report",
+    "leaderboard_summary": "report",
+    "judge_summary": "report",
+    "corpus_summary": "report",
+    "collection_summary": "report",
+    "arena_summary": "report",
     "build_sample_mirror": "mirror",
     "load_questions": "xrag_sample",
     "write_xrag_sample": "xrag_sample",
