@@ -1,11 +1,14 @@
-"""The generated parts of the documentation: the README's DAG picture and ``docs/cli.md``.
+"""The generated parts of the documentation: the README's DAG picture, the layers in ``docs/development.md`` and
+``docs/cli.md``.
 
-``make docs`` (``python -m deployments.docs``) rewrites both from the code, and
-``tests/test_docs_generated.py`` fails when either differs from what this module
-would write, so neither can drift from the stages or the command line:
+``make docs`` (``python -m deployments.docs``) rewrites them from the code, and
+``tests/test_docs_generated.py`` fails when one differs from what this module
+would write, so none can drift from the stages, the layers or the command line:
 
 - the DAG is drawn from the stage catalog (:mod:`tasks.catalog`): each
   stage's flow, the stages it reads and the tables it writes;
+- the layers are drawn from the import-linter contract in ``pyproject.toml``,
+  the one ``lint-imports`` checks;
 - the CLI reference walks the Typer app: every command, argument and option,
   with its default and help text.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import re
 import sys
+import tomllib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 CLI_REFERENCE = REPO / "docs" / "cli.md"
 DAG_BLOCK = "dag"
+DEVELOPMENT = REPO / "docs" / "development.md"
+LAYERS_BLOCK = "layers"
 
 
 def _node(name: str, prefix: str = "s_") -> str:
@@ -194,10 +200,31 @@ def _paragraphs(text: str) -> list[str]:
 # -- writing ---------------------------------------------------------------------------------------------------
 
 
+def layer_contract(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
+    """The layers of the first ``layers`` contract of the import-linter configuration, top first."""
+    contracts = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+    return next(contract["layers"] for contract in contracts if contract["type"] == "layers")
+
+
+def layers_mermaid(layers: Sequence[str]) -> str:
+    """The layers as a Mermaid flowchart, top first: each box names its packages (``a | b``: they may not import
+    each other; ``a : b``: they may), and each layer may import only the layers below it."""
+    lines = ["flowchart TD"]
+    for number, layer in enumerate(layers):
+        independent = "|" in layer
+        members = [member.strip().removeprefix("tasks.") for member in re.split(r"[|:]", layer)]
+        joiner = " | " if independent else ", "
+        lines.append(f'  l{number}["{joiner.join(members)}"]')
+    lines += [f"  l{number} --> l{number + 1}" for number in range(len(layers) - 1)]
+    return "\n".join(lines) + "\n"
+
+
 def rendered() -> dict[Path, str]:
     """The content every generated file should have now, by path."""
     return {
         README: replace_block(README.read_text(encoding="utf-8"), DAG_BLOCK, dag_block(), where=str(README)),
+        DEVELOPMENT: replace_block(DEVELOPMENT.read_text(encoding="utf-8"), LAYERS_BLOCK,
+                                   "```mermaid\n" + layers_mermaid(layer_contract()) + "```\n", where=str(DEVELOPMENT)),
         CLI_REFERENCE: cli_reference(),
     }
 

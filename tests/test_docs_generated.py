@@ -9,7 +9,17 @@ from typing import Annotated, Literal, get_args
 import pytest
 import typer
 
-from deployments.docs import CLI_REFERENCE, README, cli_reference, dag_mermaid, rendered, replace_block
+from deployments.docs import (
+    CLI_REFERENCE,
+    DEVELOPMENT,
+    README,
+    cli_reference,
+    dag_mermaid,
+    layer_contract,
+    layers_mermaid,
+    rendered,
+    replace_block,
+)
 from flows.rerun import OWNERS, StageName
 from tasks.catalog import FLOWS, STAGES
 from tasks.stage import Stage
@@ -18,7 +28,7 @@ from tasks.stage import Stage
 # -- the files in the repository are what `make docs` writes ---------------------------------------------------
 
 
-@pytest.mark.parametrize("path", [README, CLI_REFERENCE], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [README, DEVELOPMENT, CLI_REFERENCE], ids=lambda p: p.name)
 def test_generated_file_is_current(path: Path) -> None:
     expected = rendered()[path]
     assert path.read_text(encoding="utf-8") == expected, f"{path.name} is stale: run `make docs`"
@@ -77,6 +87,16 @@ def test_a_dag_is_drawn_with_its_flows_tables_and_edges() -> None:
         "  s_fetch --> s_parse_it\n"
         "  s_parse_it --> s_loose\n"
     )
+
+
+def test_the_layers_are_drawn_top_first_with_their_kind_of_siblings() -> None:
+    assert layers_mermaid(["flows", "tasks.a : tasks.b", "tasks.c | tasks.d"]) == (
+        'flowchart TD\n  l0["flows"]\n  l1["a, b"]\n  l2["c | d"]\n  l0 --> l1\n  l1 --> l2\n')
+    # the contract drawn is the one lint-imports checks: every package of tasks has its layer
+    drawn = {member.strip() for layer in layer_contract() for member in re.split(r"[|:]", layer)}
+    packages = {f"tasks.{path.stem if path.is_file() else path.name}" for path in (README.parent / "tasks").iterdir()
+                if (path.is_dir() and (path / "__init__.py").exists()) or (path.suffix == ".py" and path.stem != "__init__")}
+    assert packages <= drawn
 
 
 def test_a_stage_without_tables_is_refused() -> None:
