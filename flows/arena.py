@@ -75,7 +75,7 @@ def arena_flow(params: ArenaParams) -> list[dict]:
                               f" --benchmark {params.benchmark} --models {','.join(silent)}` first")
         judged_langs = params.langs or langs
         client = client_for(home, wh)
-        check_gold_readers(wh, [client.registry.get(params.judge)], params.benchmark)
+        check_gold_readers(wh, client.registry, [params.judge], params.benchmark)
         publish_estimate(judging_estimate(wh, client, params.benchmark, judged_langs, params.models,
                                           params.judge, params.arena), params.budget)
         futures: dict[str, dict] = {}
