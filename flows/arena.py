@@ -59,7 +59,7 @@ def arena_flow(params: ArenaParams) -> list[dict]:
     with flow_session(home) as wh, tracked_run(wh, "arena", params, flow_run.get_id()) as run:
         judged_langs = arena_langs(wh, params.benchmark, params.models, params.langs)
         client = client_for(home, wh)
-        check_gold_readers(wh, [client.registry.get(params.judge)], params.benchmark)
+        check_gold_readers(wh, client.registry, [params.judge], params.benchmark)
         publish_estimate(judging_estimate(wh, client, params.benchmark, judged_langs, params.models,
                                           params.judge, params.arena), params.budget)
         futures: dict[str, dict] = {}

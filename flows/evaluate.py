@@ -86,8 +86,7 @@ def evaluate_flow(params: EvaluateParams) -> list[dict]:
         if kind:
             check_judges(params)
         registry = load_registry(home=Path(home))
-        check_gold_readers(wh, [registry.get(name) for name in [*params.models, *(params.judges if kind else ())]],
-                           params.benchmark)
+        check_gold_readers(wh, registry, [*params.models, *(params.judges if kind else ())], params.benchmark)
         futures: dict[str, dict] = {}
         for model in params.models:
             judged = []

@@ -184,5 +184,5 @@ def test_without_a_gold_answer_the_reference_judge_fails_the_call_and_refuses_a_
     assert (verdict, status) == (None, "call_failed") and "no gold answer" in reason  # never a made-up "no"
     registry = default_registry()
     with pytest.raises(ConfigError, match="benchmark 'passages' has no gold answers.*reference-judge"):
-        check_gold_readers(wh, [registry.get("local"), registry.get("reference-judge")], "passages")
-    check_gold_readers(wh, [registry.get("reference-judge")], "b")  # a benchmark with gold answers is fine
+        check_gold_readers(wh, registry, ["local", "reference-judge", "imported-system"], "passages")
+    check_gold_readers(wh, registry, ["reference-judge"], "b")  # a benchmark with gold answers is fine

@@ -12,7 +12,7 @@ from tasks.text import generate_languages
 from tasks.text.codes import bcp47, wiki_code
 from tasks.text.language_id import lingua_supports
 from tasks.text.languages import OVERRIDES_ENV, RULES_FILE, all_rules, reload_rules, rule_for
-from tasks.inference.language import response_language
+from tasks.inference.language import ResponseLanguage, response_language
 
 
 @pytest.fixture
@@ -140,9 +140,10 @@ def test_an_unknown_code_suggests_the_closest_known_ones(home: Path) -> None:
         rule_for("fiu")
 
 
-def test_languages_lingua_cannot_detect_are_unsupported_never_guessed(home: Path) -> None:
+def test_languages_lingua_cannot_detect_are_placed_by_script_never_guessed(home: Path) -> None:
     assert [lingua_supports(lang) for lang in ("sw", "fi", "km", "lo", "my", "zh-yue", "am")] == \
         [True, True, False, False, False, False, False]
     khmer = "ភ្នំពេញគឺជារាជធានីនៃប្រទេសកម្ពុជា"
-    assert response_language(khmer, "km").status == "unsupported"
+    # Khmer script is Khmer's alone: in the language, with no probability (no nearest language lingua knows)
+    assert response_language(khmer, "km") == ResponseLanguage("ok", "km")
     assert response_language("Nairobi ni mji mkuu wa Kenya na mji mkubwa zaidi nchini.", "sw").status == "ok"

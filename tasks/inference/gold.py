@@ -37,7 +37,7 @@ from typing import Any
 
 from tasks.errors import ConfigError
 from tasks.inference.prompting import document_id
-from tasks.llm.registry import ModelSpec
+from tasks.llm.registry import ModelSpec, Registry
 from tasks.llm.types import LLMRequest
 from tasks.warehouse.db import Warehouse
 
@@ -109,9 +109,11 @@ def gold_shown_to(wh: Warehouse, spec: ModelSpec, benchmark: str, asked: Sequenc
         _GOLD.reset(token)
 
 
-def check_gold_readers(wh: Warehouse, specs: Sequence[ModelSpec], benchmark: str) -> None:
-    """Refuse, before any call, a baseline among ``specs`` that reads the gold when ``benchmark`` has none (a MIRACL
-    import: judged passages, no answers): every verdict or answer it gave would be made up."""
+def check_gold_readers(wh: Warehouse, registry: Registry, names: Sequence[str], benchmark: str) -> None:
+    """Refuse, before any call, a baseline among the models ``names`` that reads the gold when ``benchmark`` has none
+    (a MIRACL import: judged passages, no answers): every verdict or answer it gave would be made up.  A name the
+    registry does not know (a system whose responses were imported) is no baseline."""
+    specs = [spec for spec in registry.models if spec.name in names]
     readers = [spec.name for spec in specs if spec.backend == "baseline" and spec.model in GOLD_READERS]
     if not readers:
         return

@@ -8,7 +8,9 @@ vectors are a torch tensor (on a GPU) the block is scored and cut to its top
 k there, and only k + 1 scores per query come back. Either way
 the order is by score, ties broken by ascending doc id, and a tie at the k-th
 place is settled the same way (every document scoring the k-th score is
-considered), so the result does not depend on the block size or the device.
+considered).  The block size changes a score by float rounding at most (BLAS
+picks its kernel by the matrix's shape), so only documents within ~1e-7 of
+each other can trade places.
 """
 
 from __future__ import annotations
@@ -79,11 +81,11 @@ def _gpu_block_bytes(doc_vectors: Any) -> int:
 
 
 def _scores(query_vectors: np.ndarray, start: int, rows: int, doc_vectors: np.ndarray) -> np.ndarray:
-    """The block's score matrix, as one product over all the queries would have it, bit for bit.
+    """The block's score matrix, as close to one product over all the queries as BLAS allows.
 
     BLAS scores a single row with its matrix-vector kernel, which sums in another order than the
-    matrix-matrix kernel that scores every other block (rounding differs by ~1e-7 and may swap two close
-    documents): a one-query block of a larger batch is scored beside a copy of itself.
+    matrix-matrix kernel that scores every other block: a one-query block of a larger batch is scored beside a
+    copy of itself, so it goes through the matrix kernel too (on some CPUs that kernel still rounds by shape).
     """
     block = query_vectors[start : start + rows]
     if len(block) == 1 and len(query_vectors) > 1:
