@@ -159,15 +159,16 @@ def test_a_generated_benchmark_gains_the_language_as_a_translation_target_and_it
 
 
 def test_a_rebuild_with_the_original_languages_keeps_the_targets_a_backfill_added(home: Path) -> None:
-    from flows.qa import register_benchmark
+    from tasks.stages import add_benchmark_languages, register_benchmark
 
-    params = QaBuildParams(recipe="eclektic", benchmark="ek", langs=["en", "de"], home=str(home))
+    def register(langs: list[str]) -> None:
+        register_benchmark(wh, "ek", "eclektic", langs, "local", {})
+
     with Warehouse(home) as wh:
-        register_benchmark(wh, params)
-        with wh.transaction() as cur:  # what a backfill of ja does to the definition
-            cur.execute("UPDATE qa_benchmarks SET langs = list_append(langs, 'ja') WHERE benchmark = 'ek'")
-        register_benchmark(wh, params)  # the monthly rebuild, with the languages it was first given
-        register_benchmark(wh, params.model_copy(update={"langs": ["en", "de", "fr"]}))  # a language added to it
+        register(["en", "de"])
+        add_benchmark_languages(wh, "ek", ["ja"])  # what a backfill of ja does to the definition
+        register(["en", "de"])  # the monthly rebuild, with the languages it was first given
+        register(["en", "de", "fr"])  # a language added to it
         assert wh.scalar("SELECT langs FROM qa_benchmarks WHERE benchmark = 'ek'") == ["en", "de", "fr", "ja"]
 
 

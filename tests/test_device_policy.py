@@ -13,8 +13,8 @@ from tasks.errors import ConfigError
 from tasks.rankers.base import make_ranker
 from tasks.rankers.dense import DenseRanker
 from tasks.placement import (
-    BATCH_SIZE_ENV, DEVICE_ENV, PRECISION_ENV, DeviceConfig, Placement, apply_device_options, batch_size,
-    placement_params, resolve,
+    BATCH_SIZE_ENV, DEVICE_ENV, PRECISION_ENV, DeviceConfig, Placement, batch_size, device_options, placement_params,
+    resolve,
 )
 
 torch = pytest.importorskip("torch")
@@ -29,8 +29,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @NO_CUDA
 def test_auto_is_the_cpu_in_fp32_where_torch_sees_no_cuda() -> None:
-    assert resolve() == Placement("cpu", "fp32")
-    assert resolve().params() == {"device": "cpu", "precision": "fp32"}
+    assert resolve(DeviceConfig()) == Placement("cpu", "fp32")
+    assert resolve(DeviceConfig.from_env()).params() == {"device": "cpu", "precision": "fp32"}
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -63,18 +63,22 @@ def test_fp16_on_the_cpu_is_refused() -> None:
         resolve(DeviceConfig(device="cpu", precision="fp16"))
 
 
-def test_the_environment_sets_the_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_is_the_default_policy_and_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(DEVICE_ENV, "cpu")
     monkeypatch.setenv(BATCH_SIZE_ENV, "7")
-    assert resolve() == Placement("cpu", "fp32", 7)
-    assert batch_size(object(), resolve(), "bi") == 7  # a fixed size wins over any derivation
+    assert resolve(DeviceConfig.from_env()) == Placement("cpu", "fp32", 7)
+    assert batch_size(object(), resolve(DeviceConfig.from_env()), "bi") == 7  # a fixed size wins over any derivation
+    # the configs that run models read it as their default, at construction
+    from tasks.features import FeatureModels
+
+    assert FeatureModels().device == DeviceConfig(device="cpu", batch_size=7)
     monkeypatch.setenv(BATCH_SIZE_ENV, "seven")
     with pytest.raises(ConfigError, match=f"{BATCH_SIZE_ENV}='seven'"):
-        resolve()
+        DeviceConfig.from_env()
     monkeypatch.setenv(BATCH_SIZE_ENV, "")
     monkeypatch.setenv(PRECISION_ENV, "bf16")
     with pytest.raises(ConfigError, match=f"{PRECISION_ENV}='bf16': use auto, fp16 or fp32"):
-        resolve()
+        DeviceConfig.from_env()
 
 
 def test_cpu_batch_sizes_stay_those_used_before_the_policy() -> None:
@@ -85,11 +89,15 @@ def test_cpu_batch_sizes_stay_those_used_before_the_policy() -> None:
 
 @NO_CUDA
 def test_command_options_replace_the_environment_and_fail_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
     monkeypatch.setenv(DEVICE_ENV, "auto")
-    assert apply_device_options(None, None, None) is None  # nothing given: nothing resolved yet
-    assert apply_device_options("cpu", "fp32", 16) == Placement("cpu", "fp32", 16)
+    monkeypatch.setenv(BATCH_SIZE_ENV, "8")
+    assert device_options(None, None, None) == DeviceConfig(device="auto", batch_size=8)  # the environment's
+    assert device_options("cpu", "fp32", 16) == DeviceConfig(device="cpu", precision="fp32", batch_size=16)
+    assert (os.environ[DEVICE_ENV], os.environ[BATCH_SIZE_ENV]) == ("auto", "8")  # a typed setting, not the env
     with pytest.raises(ConfigError, match="device cuda was asked for"):
-        apply_device_options("cuda", None, None)
+        device_options("cuda", None, None)
 
 
 def test_the_embedding_fingerprint_changes_with_precision_not_with_the_gpu_index() -> None:
@@ -108,25 +116,25 @@ def test_a_stage_running_a_model_records_its_placement_and_one_without_records_n
     one precision is never a cache hit for another, and a stage without a model keeps its fingerprint."""
     from tasks.stage import ReadFields
 
-    monkeypatch.setenv(DEVICE_ENV, "cpu")
-    assert placement_params("some/model") == {"device": "cpu", "precision": "fp32"}
-    assert placement_params(None) == {}
-    with_model = ReadFields(values={"dense_model": "m", **placement_params("m")})
-    monkeypatch.setattr("tasks.placement.resolve", lambda config=None: Placement("cuda:0", "fp16"))
-    assert ReadFields(values={"dense_model": "m", **placement_params("m")}).fingerprint_fields() != (
+    cpu = DeviceConfig(device="cpu")
+    assert placement_params("some/model", cpu) == {"device": "cpu", "precision": "fp32"}
+    assert placement_params(None, cpu) == {}
+    with_model = ReadFields(values={"dense_model": "m", **placement_params("m", cpu)})
+    monkeypatch.setattr("tasks.placement.resolve", lambda config: Placement("cuda:0", "fp16"))
+    assert ReadFields(values={"dense_model": "m", **placement_params("m", cpu)}).fingerprint_fields() != (
         with_model.fingerprint_fields())
-    assert ReadFields(values={"dense_model": None, **placement_params(None)}).fingerprint_fields() == {
+    assert ReadFields(values={"dense_model": None, **placement_params(None, cpu)}).fingerprint_fields() == {
         "dense_model": None}
 
 
 def test_the_index_is_part_of_the_ranker_spec_and_an_approximate_one_of_its_name() -> None:
     cpu = Placement("cpu", "fp32")
-    assert make_ranker("dense:m", placement=cpu).name == "dense:m"
-    assert make_ranker("dense@flat:m", placement=cpu).name == "dense:m"  # exact: the same rankings
-    ranker = make_ranker("dense@hnsw:m", placement=cpu)
+    assert make_ranker("dense:m", cpu).name == "dense:m"
+    assert make_ranker("dense@flat:m", cpu).name == "dense:m"  # exact: the same rankings
+    ranker = make_ranker("dense@hnsw:m", cpu)
     assert (ranker.name, ranker.index) == ("dense@hnsw:m", "hnsw")
     with pytest.raises(ConfigError, match="unknown dense index 'annoy'"):
-        make_ranker("dense@annoy:m", placement=cpu)
+        make_ranker("dense@annoy:m", cpu)
 
 
 def test_the_placement_is_recorded_on_the_mlflow_run(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from tasks.placement import DeviceConfig, resolve
 from tasks.distractors import DistractorConfig, DistractorQuery, select_distractors
 from tasks.distractors.answer_check import llm_answer_check
 from tasks.distractors.candidates import DenseHits, fuse
@@ -290,9 +291,9 @@ def test_dense_similarity_is_the_difficulty_and_the_ranking(bench: Bench, tiny_e
 
 def test_a_lent_embedder_must_be_the_configured_model(bench: Bench, tiny_encoder: Path) -> None:
     with pytest.raises(ConfigError, match="dense_model"):
-        _run(bench, "x", [VELNA], DistractorConfig(dense_model="other"), embedder=DenseRanker(str(tiny_encoder)))
+        _run(bench, "x", [VELNA], DistractorConfig(dense_model="other"), embedder=DenseRanker(str(tiny_encoder), resolve(DeviceConfig())))
     with pytest.raises(ConfigError, match="no dense_model"):
-        _run(bench, "x", [VELNA], DistractorConfig(), embedder=DenseRanker(str(tiny_encoder)))
+        _run(bench, "x", [VELNA], DistractorConfig(), embedder=DenseRanker(str(tiny_encoder), resolve(DeviceConfig())))
 
 
 def test_temporal_rule_on_the_sample_dates(bench: Bench) -> None:

@@ -69,7 +69,7 @@ def test_the_reranker_score_is_the_mean_over_the_cited_passages(models: tuple[Fe
 def test_entailment_and_neutral_cells_share_one_nli_pass(models: tuple[FeatureModels, FeatureModels],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     # the flow runs the two cells in threads at the same time; each reads the inputs afresh
-    model = feature_models._cross_encoder(models[0].nli)
+    model = feature_models._cross_encoder(models[0].nli, models[0])
     batches: list[int] = []
     predict = model.predict
     monkeypatch.setattr(model, "predict",
@@ -108,7 +108,7 @@ def test_a_completion_models_reply_is_its_reasoning_and_a_template_echo_is_not(
         assert wh.scalar("SELECT raw_text FROM responses").startswith("Question: Where does the Velna rise?")
         (item,) = feature_inputs(wh, "b")
     assert item.primed and item.raw_text == completion  # past the endpoint's echo of the prompt
-    model = feature_models._cross_encoder(models[0].nli)
+    model = feature_models._cross_encoder(models[0].nli, models[0])
     batches: list[list[tuple[str, str]]] = []
     predict = model.predict
     monkeypatch.setattr(model, "predict", lambda pairs, **options: batches.append(pairs) or predict(pairs, **options))

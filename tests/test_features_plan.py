@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tasks import compute
-from tasks.features import stages
+from tasks.features import compute
 from tasks.features.deterministic import DETERMINISTIC, OVERLAP
 from tasks.features.inputs import FeatureInput
 
@@ -37,27 +37,27 @@ def mapped(monkeypatch: pytest.MonkeyPatch) -> list[list[dict[str, int]]]:
         calls.append([{lang: len(pairs) for lang, pairs in pickle.loads(item).items()} for item in items])
         return [fn(item, **kwargs) for item in items]
 
-    monkeypatch.setattr(stages, "map_parallel", recording)
-    monkeypatch.setattr(stages, "parallelism", lambda: 2)
+    monkeypatch.setattr(compute, "map_parallel", recording)
+    monkeypatch.setattr(compute, "parallelism", lambda: 2)
     return calls
 
 
 def test_a_batch_too_small_for_two_tasks_runs_here_without_asking_for_the_cluster(
         monkeypatch: pytest.MonkeyPatch, mapped: list[list[dict[str, int]]]) -> None:
-    monkeypatch.setattr(stages, "CHUNK", 10)
-    monkeypatch.setattr(stages, "parallelism", lambda: pytest.fail("a small batch must not start the cluster"))
+    monkeypatch.setattr(compute, "CHUNK", 10)
+    monkeypatch.setattr(compute, "parallelism", lambda: pytest.fail("a small batch must not start the cluster"))
     inputs = _inputs(19)  # one response short of two tasks of 10
-    assert stages.deterministic_values(inputs, "answer_bleu") == DETERMINISTIC["answer_bleu"](inputs)
+    assert compute.deterministic_values(inputs, "answer_bleu") == DETERMINISTIC["answer_bleu"](inputs)
     assert mapped == []
 
 
 @pytest.mark.parametrize("name", sorted(OVERLAP))
 def test_a_large_batch_goes_in_tasks_of_chunk_pairs_whose_scores_come_back_in_order(
         monkeypatch: pytest.MonkeyPatch, mapped: list[list[dict[str, int]]], name: str) -> None:
-    monkeypatch.setattr(stages, "CHUNK", 3)
+    monkeypatch.setattr(compute, "CHUNK", 3)
     # 30 responses of 6 instances, en/de/zh in turn: 24 answered (4 a language); tasks of 3, the last taking the rest
     inputs = _inputs(30, ("en", "de", "zh"))
-    values = stages.deterministic_values(inputs, name)
+    values = compute.deterministic_values(inputs, name)
     assert mapped == [[{"en": 3}, {"en": 3}, {"en": 2, "de": 1}, {"de": 3}, {"de": 3}, {"de": 1, "zh": 2},
                        {"zh": 3}, {"zh": 3}]]
     assert values == DETERMINISTIC[name](inputs)
@@ -65,27 +65,27 @@ def test_a_large_batch_goes_in_tasks_of_chunk_pairs_whose_scores_come_back_in_or
 
 
 def test_pairs_short_of_a_task_join_the_last_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stages, "CHUNK", 4)
+    monkeypatch.setattr(compute, "CHUNK", 4)
     pairs = {"en": [("a", "b")] * 6, "de": [("c", "d")] * 3}
-    assert [{lang: len(some) for lang, some in task.items()} for task in stages._tasks(pairs)] == [
+    assert [{lang: len(some) for lang, some in task.items()} for task in compute._tasks(pairs)] == [
         {"en": 4}, {"en": 2, "de": 3}]
-    assert [{lang: len(some) for lang, some in task.items()} for task in stages._tasks({"en": pairs["en"][:3]})] == [
+    assert [{lang: len(some) for lang, some in task.items()} for task in compute._tasks({"en": pairs["en"][:3]})] == [
         {"en": 3}]
 
 
 def test_the_cheap_features_never_leave_the_process(monkeypatch: pytest.MonkeyPatch,
                                                     mapped: list[list[dict[str, int]]]) -> None:
-    monkeypatch.setattr(stages, "CHUNK", 1)
+    monkeypatch.setattr(compute, "CHUNK", 1)
     for name in sorted(set(DETERMINISTIC) - set(OVERLAP)):
-        stages.deterministic_values(_inputs(10), name)
+        compute.deterministic_values(_inputs(10), name)
     assert mapped == []
 
 
 def test_one_worker_computes_the_whole_batch_in_one_piece(monkeypatch: pytest.MonkeyPatch,
                                                           mapped: list[list[dict[str, int]]]) -> None:
-    monkeypatch.setattr(stages, "CHUNK", 2)
-    monkeypatch.setattr(stages, "parallelism", lambda: 1)
-    stages.deterministic_values(_inputs(10), "answer_rouge_l")
+    monkeypatch.setattr(compute, "CHUNK", 2)
+    monkeypatch.setattr(compute, "parallelism", lambda: 1)
+    compute.deterministic_values(_inputs(10), "answer_rouge_l")
     assert mapped == []
 
 

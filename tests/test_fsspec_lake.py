@@ -20,6 +20,7 @@ from flows.cli import app
 from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
 from tasks import compute
+from tasks.placement import DeviceConfig, resolve
 from tasks.errors import BabelbenchError, ConfigError
 from tasks.stages.clir_eval import ClirEvalParams
 from tasks.pairing.config import ClirConfig
@@ -134,9 +135,9 @@ def test_a_memory_lake_serves_every_table_through_duckdb_and_no_local_path(
             assert wh.scalar("SELECT count(*) FROM rankings") > 0
             for cache in caches:
                 cache.unlink()
-            encoded = DenseRanker(str(model)).document_vectors(wh, "de")  # encoded, and the cache written again
+            encoded = DenseRanker(str(model), resolve(DeviceConfig())).document_vectors(wh, "de")  # encoded, and the cache written again
             monkeypatch.setattr(DenseRanker, "encode", lambda *_: pytest.fail("encoded instead of reading the cache"))
-            cached = DenseRanker(str(model)).document_vectors(wh, "de")
+            cached = DenseRanker(str(model), resolve(DeviceConfig())).document_vectors(wh, "de")
         assert len(encoded[0]) > 0 and np.array_equal(cached[0], encoded[0]) and np.array_equal(cached[1], encoded[1])
 
         # `babelbench sql` in a process that has not opened the warehouse: no connection of the flows is reused

@@ -14,7 +14,7 @@ from flows.evaluate import EvaluateParams, evaluate_flow
 from tasks.errors import ConfigError
 from tasks.imports.common import import_dataset
 from tasks.imports.responses import import_responses, imported_inference
-from tasks.stages.inference import INFERENCE
+from tasks.catalog import INFERENCE
 from tasks.warehouse.db import Warehouse
 
 SAMPLE = Path(__file__).resolve().parents[1] / "tasks" / "sample" / "mkqa_sample.jsonl"

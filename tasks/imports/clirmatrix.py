@@ -47,8 +47,8 @@ from tasks.dumps.records import DOCUMENT_SCHEMA
 from tasks.errors import ConfigError, InputFormatError
 from tasks.imports.common import chosen_langs
 from tasks.index.base import IndexConfig
+from tasks.index.corpus import build_index
 from tasks.pairing.export import read_docs_tsv, read_qrels_jsonl
-from tasks.pairing.mining import build_index
 from tasks.stage import ReadFields, StageOutput, run_stage
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import CLIR_QREL_SCHEMA, LAKE_TABLES, ShardWriter, cell_dir
