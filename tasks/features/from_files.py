@@ -1,29 +1,10 @@
 """MIRAGE's features of responses made elsewhere (``babelbench score features``): files in, one JSON object out.
 
-Three files, and a fourth for the overlap features:
+Responses, shown passages, TREC qrels and optional gold answers as files; each reply is read as inference
+reads one into the stage's own :class:`FeatureInput` and scored by the stage's functions, so a number here
+and on the leaderboard mean the same.  Names are the spec's (``citation_MAP@10`` …), the stage's accepted.
 
-- responses: JSON lines ``{"query_id", "lang", "model", "text"}``, the raw
-  reply (``##Reason: … ##Answer: …`` with ``[doc_id]`` citations), and an
-  optional ``"question"`` (only ``reranker_score`` reads it);
-- passages: JSON lines ``{"query_id", "doc_id", "text"}``, the passages the
-  model was shown;
-- qrels: TREC qrels (``qid 0 docid rel``, MIRACL's files); a passage is
-  relevant when its relevance is above 0, and the citation features rank the
-  cited ids against every judged relevant passage of the query, shown or not,
-  as trec_eval does (a response cannot cite a relevant passage it was not
-  shown, and its recall says so; on MIRAGE every judged passage is shown);
-- reference (optional): JSON lines ``{"query_id", "answer"}``, the gold
-  answers ``answer_bleu`` and ``answer_rougeL`` compare with; without it (or
-  without a line for a query) they are not applicable.
-
-Each reply is read as inference reads one (answer section, citations, the
-language lingua sees) into the features' own :class:`FeatureInput`, and the
-features are the stage's functions, so a number here and on the leaderboard
-mean the same.  Names are the spec's (``citation_MAP@10``, ``answer_rougeL``
-…); the stage's names are accepted too.  Without ``only`` the deterministic
-features are computed; the model features (NLI support, reranker) when named;
-the LLM-graded ones need a grader model and stored responses (``babelbench
-import responses`` then ``babelbench features``).
+See ``docs/evaluation.md``, "Scoring files made elsewhere".
 """
 
 from __future__ import annotations
