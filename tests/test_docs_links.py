@@ -251,3 +251,17 @@ def test_links_resolve_from_the_folder_of_the_page(repo: Path) -> None:
 ])
 def test_slugs_follow_github(heading: str, expected: str) -> None:
     assert slug(heading) == expected
+
+
+_POINTER = re.compile(r'(docs/[\w/.-]+\.md)``?,\s*"([^"]+)"')
+
+
+def test_every_pointer_from_the_code_to_a_guide_section_finds_it() -> None:
+    """A docstring that sends the reader to ``docs/X.md``, "Heading" names a guide and a heading that exist."""
+    pointers = [(path, guide, heading) for root in ("tasks", "flows", "deployments")
+                for path in sorted((REPO / root).rglob("*.py"))
+                for guide, heading in _POINTER.findall(" ".join(path.read_text(encoding="utf-8").split()))]
+    broken = [f"{path.relative_to(REPO)}: {guide}, {heading!r}" for path, guide, heading in pointers
+              if not (REPO / guide).is_file() or not re.search(
+                  rf"^#+\s+{re.escape(heading)}\s*$", (REPO / guide).read_text(encoding="utf-8"), re.MULTILINE)]
+    assert len(pointers) >= 30 and broken == []
