@@ -3,7 +3,7 @@
 sacreBLEU pads characters through ``re`` templates, which Python 3.11 expands in Python for every match;
 the same paddings are maps of single characters that ``str.translate`` applies in C, and the other rules
 become literal replacements (:class:`TranslatedRegexp`).  sacreBLEU stays the scorer — only a ``BLEU``
-object's tokenizer is swapped (:func:`translated`) — and ``tests/test_bleu_tokens.py`` checks the tokens
+object's tokenizer is swapped (:func:`translated`) — and ``tests/evaluation/test_bleu_tokens.py`` checks the tokens
 against sacreBLEU's own.
 
 See ``docs/arena.md``, "Speed".

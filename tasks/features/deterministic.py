@@ -123,7 +123,7 @@ def answer_bleu(pairs: Sequence[Pair], lang: str) -> list[float]:
     n-gram matches of all pairs are counted together (:mod:`tasks.features.ngrams`)
     and the scores are ``compute_bleu``'s of the statistics ``sentence_score``
     gathers, computed for all pairs at once (:mod:`tasks.features.bleu_scores`;
-    ``tests/test_features.py`` checks the equality on many pairs).
+    ``tests/evaluation/test_features.py`` checks the equality on many pairs).
     """
     scorer = _bleu(lang)
     index = {text: n for n, text in enumerate(dict.fromkeys(text for pair in pairs for text in pair))}

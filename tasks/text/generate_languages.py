@@ -2,7 +2,7 @@
 
 Run ``python -m tasks.text.generate_languages`` (``make languages``).  The output depends only on the
 pinned versions of the sources its header names, so it regenerates byte for byte
-(``tests/test_language_table.py`` checks that).  The facts those sources lack or get wrong for a wiki
+(``tests/text/test_language_table.py`` checks that).  The facts those sources lack or get wrong for a wiki
 are the named tables below (``WIKI_TAGS``, ``WIKI_SCRIPTS``, ``DBNAME_EXCEPTIONS``,
 ``PREFERRED_SEGMENTERS``), never edits of the output.
 
