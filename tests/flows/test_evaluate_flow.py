@@ -294,3 +294,27 @@ def test_a_judge_that_is_also_a_contestant_is_refused_unless_the_user_allows_it(
     assert result.exit_code == 2
     assert "error: judge would judge its own answers" in result.output and "--judge-own-system" in result.output
     check_judges(EvaluateParams(benchmark="e", models=["good", "judge"], judges=["judge"], judge_own_system=True))
+
+
+def test_a_baseline_that_compares_with_the_gold_is_refused_on_a_benchmark_without_any(home: Path,
+                                                                                      tmp_path: Path) -> None:
+    from tasks.imports.common import import_dataset
+    from tests.recipes.test_import_miracl import _miracl
+
+    home.mkdir(parents=True)
+    with Warehouse(home) as wh:  # judged passages and questions, no answers; two systems answered
+        import_dataset(wh, "miracl", _miracl(tmp_path), "mirage", None)
+        with wh.transaction() as cur:
+            for model in ("extractive", "abstain"):
+                cur.execute("INSERT INTO responses (benchmark, instance_id, model, setting, lang, status, answer,"
+                            " citations, template, fingerprint) SELECT 'mirage', instance_id, ?, setting, lang, 'ok',"
+                            " 'Im Keldagebirge.', [], 't', 'fp' FROM instances WHERE benchmark = 'mirage'", [model])
+    for args in (["arena", "--benchmark", "mirage", "--models", "extractive,abstain", "--judge", "reference-judge"],
+                 ["eval", "--benchmark", "mirage", "--models", "oracle"]):
+        result = CliRunner().invoke(app, ["--home", str(home), *args])
+        errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+        assert result.exit_code == 2 and len(errors) == 1, result.output
+        assert "benchmark 'mirage' has no gold answers" in errors[0], errors
+    with Warehouse(home) as wh:  # refused before any call: nothing judged, nothing answered by the oracle
+        assert wh.scalar("SELECT count(*) FROM battles") == 0
+        assert wh.scalar("SELECT count(*) FROM responses WHERE model = 'oracle'") == 0
