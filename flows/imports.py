@@ -9,8 +9,8 @@ from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from tasks.imports.common import IMPORT
-from tasks.imports.stage import import_cell, import_stage
+from tasks.imports.common import IMPORT, import_cell
+from tasks.imports.stage import import_stage
 from tasks.orchestration import collect_outcomes, flow_session
 from tasks.reporting import finish_run
 from tasks.settings import resolve_home

@@ -39,7 +39,7 @@ from flows.features import FeaturesParams, features_flow
 from flows.imports import ImportParams, import_flow
 from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_flow, qa_build_flow, translate_flow
 from tasks.errors import ConfigError
-from tasks.imports.stage import DEFAULT_NAMES
+from tasks.imports.common import IMPORTERS
 from tasks.orchestration import close_shared_warehouse, shared_warehouse
 from tasks.settings import resolve_home
 
@@ -75,7 +75,7 @@ def _benchmark(params: dict[str, Any]) -> str | None:
 
 def _imported(params: dict[str, Any]) -> str | None:
     """The benchmark (or collection) an import wrote: its name, the dataset's default, or the directory's."""
-    return params.get("name") or DEFAULT_NAMES.get(params.get("dataset", "")) or Path(params["source"]).name
+    return params.get("name") or IMPORTERS.get(params["dataset"]).default_name or Path(params["source"]).name
 
 
 OWNERS = (

@@ -45,7 +45,7 @@ import pyarrow as pa
 from tasks.dumps.records import DOCUMENT_SCHEMA
 from tasks.dumps.stages import DOCUMENTS
 from tasks.errors import ConfigError, InputFormatError
-from tasks.imports.common import chosen_langs
+from tasks.imports.common import DatasetLayout, chosen_langs
 from tasks.index.base import IndexConfig
 from tasks.pairing.export import read_docs_tsv, read_qrels_jsonl
 from tasks.pairing.mining import build_index
@@ -193,3 +193,6 @@ def _write_documents(wh: Warehouse, name: str, lang: str, titles: dict[int, str]
     writer.add_table(pa.table(columns, schema=DOCUMENT_SCHEMA))
     wh.replace_cell("documents_raw", lang, fp, writer.shards)
     return StageOutput(rows=len(pages), message=f"{len(texts)} documents, {len(titles)} query pages")
+
+
+IMPORTER = DatasetLayout(RECIPE, write, locate=locate)

@@ -23,7 +23,7 @@ from upath import UPath
 from tasks.errors import ConfigError
 from tasks.pairing.mining import articles_sql
 from tasks.rankers import vector_index
-from tasks.rankers.base import Query, Ranking
+from tasks.rankers.base import DEFAULT_DENSE_MODEL, Query, Ranking, RankerSpec
 from tasks.rankers.device import Placement, batch_size, load_bi_encoder, resolve
 from tasks.rankers.embedding_cache import encode_corpus, load_npz
 from tasks.rankers.search import top_k, to_device
@@ -68,6 +68,11 @@ class DenseRanker:
         # exact and flat return the same rankings, so they share a name; an approximate index is named
         self.name = f"dense@{index}:{model}" if index in vector_index.APPROXIMATE else f"dense:{model}"
         self._searchable: dict[str, tuple[np.ndarray, np.ndarray, Any]] = {}
+
+    @classmethod
+    def from_spec(cls, spec: RankerSpec, *, backend: str, placement: Placement | None) -> DenseRanker:
+        """``dense[@INDEX][:MODEL]``: the default model, searched exactly, where not given."""
+        return cls(spec.model or DEFAULT_DENSE_MODEL, placement=placement, index=spec.index or "exact")
 
     @cached_property
     def model(self) -> Any:
