@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from scipy import sparse, special
@@ -101,8 +101,8 @@ def order_flips(battles: Sequence[Battle]) -> set[int]:
 def weighted_battles(battles: Sequence[Battle], ties: Ties) -> WeightedBattles:
     """The battles as weighted rows under the tie policy (order flips are ties); a query is its (language, query
     id)."""
-    if ties not in ("drop", "half"):
-        raise ConfigError(f"ties policy {ties!r}: choose drop or half")
+    if ties not in get_args(Ties):
+        raise ConfigError(f"ties policy {ties!r}: choose {' or '.join(get_args(Ties))}")
     models = tuple(sorted({b.model_a for b in battles} | {b.model_b for b in battles}))
     index = {model: n for n, model in enumerate(models)}
     queries = {key: n for n, key in enumerate(sorted({(b.lang, b.query_id) for b in battles}))}

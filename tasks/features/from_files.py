@@ -19,9 +19,9 @@ import msgspec
 from tasks.errors import ConfigError
 from tasks.features.compute import deterministic_values
 from tasks.features.deterministic import DETERMINISTIC, Value
-from tasks.features.grades import TEMPLATES
 from tasks.features.inputs import FeatureInput
-from tasks.features.models import MODEL_FEATURES, FeatureModels
+from tasks.features.models import FeatureModels
+from tasks.features.registry import FEATURES, FeatureNeeds
 from tasks.imports.common import unique_lines
 from tasks.imports.miracl import read_qrels
 from tasks.inference.language import response_language
@@ -65,11 +65,12 @@ def chosen_features(only: Sequence[str] | None) -> list[str]:
     if not only:
         return list(DETERMINISTIC)
     names = [STAGE_NAMES.get(name, name) for name in only]
-    graded = sorted(spec_name(name) for name in names if name in TEMPLATES)
+    registered = FEATURES.names()
+    graded = sorted(spec_name(name) for name in names if name in registered and FEATURES.get(name).template)
     if graded:
         raise ConfigError(f"{', '.join(graded)}: graded by an LLM, which scoring from files does not call; import the"
                           " responses (`babelbench import responses`) and run `babelbench features --grader …`")
-    known = [*DETERMINISTIC, *MODEL_FEATURES]
+    known = [name for name in registered if not FEATURES.get(name).template]
     unknown = sorted(name for name in names if name not in known)
     if unknown:
         raise ConfigError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(map(spec_name, known))}")
@@ -126,10 +127,11 @@ def score_feature_files(responses: Path, passages: Path, qrels: Path, reference:
         if unasked is not None:
             raise ConfigError(f"reranker_score reads the question: {responses} has none for query"
                               f" {unasked.instance_id!r} of {unasked.model!r} (add \"question\" to each line)")
+    needs = FeatureNeeds(models=models or FeatureModels())
     values: dict[str, list[Value]] = {}
-    for name in names:
-        values[name] = (MODEL_FEATURES[name](inputs, models or FeatureModels()) if name in MODEL_FEATURES
-                        else deterministic_values(inputs, name))
+    for name in names:  # a built-in deterministic one in the stage's batches (on the Dask cluster when large)
+        values[name] = (deterministic_values(inputs, name) if name in DETERMINISTIC
+                        else FEATURES.get(name).compute(inputs, needs))
     rows = []
     for n, item in enumerate(inputs):
         rows.append({"query_id": item.instance_id, "model": item.model, "lang": item.lang,

@@ -22,7 +22,7 @@ import pyarrow as pa
 from tasks.catalog import DOCUMENTS, INDEX
 from tasks.dumps.records import DOCUMENT_SCHEMA
 from tasks.errors import ConfigError, InputFormatError
-from tasks.imports.common import chosen_langs
+from tasks.imports.common import DatasetLayout, chosen_langs
 from tasks.index.base import IndexConfig
 from tasks.index.corpus import build_index
 from tasks.pairing.export import read_docs_tsv, read_qrels_jsonl
@@ -169,3 +169,6 @@ def _write_documents(wh: Warehouse, name: str, lang: str, titles: dict[int, str]
     writer.add_table(pa.table(columns, schema=DOCUMENT_SCHEMA))
     wh.replace_cell("documents_raw", lang, fp, writer.shards)
     return StageOutput(rows=len(pages), message=f"{len(texts)} documents, {len(titles)} query pages")
+
+
+IMPORTER = DatasetLayout(RECIPE, write, locate=locate)

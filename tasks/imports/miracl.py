@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tasks.errors import ConfigError
-from tasks.imports.common import chosen_langs, once, write_benchmark
+from tasks.imports.common import DatasetLayout, chosen_langs, once, write_benchmark
 from tasks.json_lines import iter_json_lines
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
@@ -156,3 +156,6 @@ def _document(docid: str, lang: str, passage: dict[str, str], relevance: int) ->
 def _seed(lang: str, query_id: str) -> int:
     """A stable 63-bit seed per query (Python's hash() of a string changes between processes)."""
     return int.from_bytes(hashlib.sha256(f"{lang}:{query_id}".encode()).digest()[:8], "big") >> 1
+
+
+IMPORTER = DatasetLayout(RECIPE, write, default_name="mirage")

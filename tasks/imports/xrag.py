@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.errors import ConfigError
-from tasks.imports.common import chosen_langs, write_benchmark
+from tasks.imports.common import DatasetLayout, chosen_langs, write_benchmark
 from tasks.json_lines import read_json_lines
 from tasks.stage import StageOutput
 from tasks.text.language_id import detect_language, lingua_code, lingua_supports
@@ -135,3 +135,6 @@ def english_key(setting: str, question: str, answer: str, record: dict[str, Any]
     roles: the lines of one question may list them in different orders)."""
     articles = sorted(zip(record["articles"], map(str, record["is_support"]), strict=True))
     return setting, question, answer, *(part for article in articles for part in article)
+
+
+IMPORTER = DatasetLayout(RECIPE, write, default_name="xrag")

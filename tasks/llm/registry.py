@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tasks.errors import ConfigError
 from tasks.settings import DEFAULT_HOME, HOME_ENV
@@ -43,7 +43,8 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1, description="What stages and the CLI call the model.")
-    backend: Literal["openai", "llamacpp", "anthropic", "baseline"]
+    backend: str = Field(description="What calls it: openai (any OpenAI-compatible endpoint), anthropic, llamacpp"
+                         " (in-process), baseline, or a backend another package registers (tasks.plugins).")
     model: str = Field(min_length=1, description="Provider model id; for llamacpp a GGUF path or " + PACKAGED_GEMMA)
     base_url: str | None = Field(None, description="Endpoint, e.g. http://host:8000/v1; the SDK default when empty.")
     api_key_env: str | None = Field(None, description="Environment variable holding the API key; none for open endpoints.")
@@ -56,6 +57,14 @@ class ModelSpec(BaseModel):
     price_in: float = Field(0.0, ge=0)
     price_out: float = Field(0.0, ge=0)
     timeout: float = Field(120.0, gt=0, description="Seconds to wait for one answer before retrying.")
+
+    @field_validator("backend")
+    @classmethod
+    def _registered_backend(cls, backend: str) -> str:
+        from tasks.llm.backends import LLM_BACKENDS  # imports this module: a cycle at import time
+
+        LLM_BACKENDS.require(backend)
+        return backend
 
     @model_validator(mode="after")
     def _fits_backend(self) -> ModelSpec:

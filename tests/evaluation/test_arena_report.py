@@ -14,7 +14,6 @@ from tasks.arena.report import evaluation_run
 from tasks.stages.reporting import artifact_key
 from tasks.warehouse.db import Warehouse
 
-
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync")
 

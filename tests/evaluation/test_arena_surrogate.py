@@ -10,7 +10,13 @@ import pytest
 
 from tasks.arena.bradley_terry import Battle, ratings, tournaments
 from tasks.arena.surrogate import (
-    ABLATIONS, VALIDATION, feature_cube, leave_groups_out, leave_languages_out, r2_interval, surrogate,
+    ABLATIONS,
+    VALIDATION,
+    feature_cube,
+    leave_groups_out,
+    leave_languages_out,
+    r2_interval,
+    surrogate,
 )
 
 QUALITY = {"s0": -1.5, "s1": -0.9, "s2": -0.3, "s3": 0.3, "s4": 0.9, "s5": 1.5}

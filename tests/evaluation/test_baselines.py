@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from tasks.arena.battles import ArenaConfig, judge_battles
+from tasks.baselines.backend import BaselineBackend
 from tasks.errors import ConfigError
+from tasks.inference.gold import Gold, check_gold_readers, gold_for, gold_shown_to
 from tasks.inference.prompting import InferenceConfig, instance_request
 from tasks.inference.reading import answer_section, citations
 from tasks.inference.respond import answer_instances
 from tasks.judging.pointwise import JudgeConfig, judge_responses
 from tasks.llm import ChatMessage, LLMClient, LLMRequest, ModelSpec
-from tasks.baselines.backend import BaselineBackend
-from tasks.inference.gold import Gold, check_gold_readers, gold_for, gold_shown_to
 from tasks.llm.cache import request_hash
 from tasks.llm.registry import Registry, default_registry
 from tasks.warehouse.db import Warehouse

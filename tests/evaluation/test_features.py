@@ -179,8 +179,8 @@ def test_graded_features_without_a_grader_are_refused_before_anything_runs(wh: W
 
 
 def test_features_without_a_value_are_counted_per_system(wh: Warehouse) -> None:
-    from tasks.features.models import FeatureModels
     from tasks.features.compute import compute_feature, missing_features
+    from tasks.features.models import FeatureModels
 
     output = compute_feature(wh, "b", "citation_map_at_10", "ref", FeatureModels(), "fp")
     # ref failed on i2 (no_response); sys has no judged relevant passage on i3 (not_applicable); mute has its one

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from tasks.features import models as feature_models
 from tasks.features.inputs import FeatureInput, feature_inputs
+from tasks.features.models import MODEL_FEATURES, FeatureModels, reranker_score, support
 from tasks.inference.prompting import InferenceConfig
 from tasks.inference.respond import answer_instances
 from tasks.warehouse.db import Warehouse
 from tests.support.fake_llm_server import FakeLLMServer, fake_client
-from tasks.features import models as feature_models
-from tasks.features.models import MODEL_FEATURES, FeatureModels, reranker_score, support
 from tests.support.tiny_models import build_cross_encoder, build_nli_classifier
 
 PASSAGES = {"d1": "The Velna rises in the Kelda hills.", "d2": "Tarsk lies on the Velna.", "d3": "Orvik is a port."}

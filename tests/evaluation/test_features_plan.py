@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from tasks import compute
 from tasks.features import compute
 from tasks.features.deterministic import DETERMINISTIC, OVERLAP
 from tasks.features.inputs import FeatureInput

@@ -24,7 +24,6 @@ from flows.rerun import OWNERS, StageName
 from tasks.catalog import FLOWS, STAGES
 from tasks.stage import Stage
 
-
 # -- the files in the repository are what `make docs` writes ---------------------------------------------------
 
 

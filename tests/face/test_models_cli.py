@@ -11,9 +11,8 @@ from typing import Any, Callable
 
 import pytest
 import yaml
-from typer.testing import CliRunner
-
 from prefect.events.clients import AssertingEventsClient
+from typer.testing import CliRunner
 
 from flows.cli import app
 from tasks.llm.registry import MODELS_ENV, SEEN_FILE, load_registry

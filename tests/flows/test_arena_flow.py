@@ -15,8 +15,8 @@ from flows.arena import ArenaParams, arena_flow
 from tasks.arena.battles import ArenaConfig, JudgingEstimate, judged_pairs
 from tasks.llm import Budget
 from tasks.warehouse.db import Warehouse
-from tests.support.fake_llm_server import FakeLLMServer, prompt_of
 from tests.evaluation.test_arena_report import _rendered_dom
+from tests.support.fake_llm_server import FakeLLMServer, prompt_of
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 

@@ -19,8 +19,8 @@ from flows.evaluate import EvaluateParams, evaluate_flow
 from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_flow, qa_build_flow, translate_flow
 from tasks.instances.build import InstanceConfig
 from tasks.pairing.config import ClirConfig
-from tasks.translate import TranslateConfig
 from tasks.sample.mirror import build_sample_mirror
+from tasks.translate import TranslateConfig
 from tasks.warehouse.db import Warehouse
 from tests.support import chat_replies
 from tests.support.fake_llm_server import FakeLLMServer

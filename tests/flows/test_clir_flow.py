@@ -13,11 +13,11 @@ from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
 from tasks.errors import InputFormatError
 from tasks.imports.common import import_dataset
-from tasks.stages.clir_eval import ClirEvalParams
 from tasks.pairing.config import ClirConfig
 from tasks.pairing.export import read_qrels_jsonl, validate_export
 from tasks.pairing.publish import export_collection
 from tasks.sample.mirror import build_sample_mirror, load_content
+from tasks.stages.clir_eval import ClirEvalParams
 from tasks.tracking import tracking_uri
 from tasks.warehouse.db import Warehouse
 from tests.support.tiny_models import build_bi_encoder, build_cross_encoder

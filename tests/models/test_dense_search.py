@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from upath import UPath
 
-from tasks.rankers import vector_index
 from tasks.placement import Placement
+from tasks.rankers import vector_index
 from tasks.rankers.embedding_cache import encode_corpus, load_npz, parts_dir
 from tasks.rankers.search import block_rows, top_k
 from tests.support.tiny_models import build_bi_encoder

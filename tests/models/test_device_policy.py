@@ -10,12 +10,19 @@ from pathlib import Path
 import pytest
 
 from tasks.errors import ConfigError
-from tasks.rankers.base import make_ranker
-from tasks.rankers.dense import DenseRanker
 from tasks.placement import (
-    BATCH_SIZE_ENV, DEVICE_ENV, PRECISION_ENV, DeviceConfig, Placement, batch_size, device_options, placement_params,
+    BATCH_SIZE_ENV,
+    DEVICE_ENV,
+    PRECISION_ENV,
+    DeviceConfig,
+    Placement,
+    batch_size,
+    device_options,
+    placement_params,
     resolve,
 )
+from tasks.rankers.base import make_ranker
+from tasks.rankers.dense import DenseRanker
 
 torch = pytest.importorskip("torch")
 NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without CUDA")

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tasks.retry import RetryPolicy
 from tasks.errors import ConfigError
-from tasks.llm import client as client_module
 from tasks.llm import Budget, BudgetLedger, CallResult, LLMClient, LLMRequest, ModelSpec, Registry, load_registry
+from tasks.llm import client as client_module
 from tasks.llm.registry import MODELS_ENV
+from tasks.retry import RetryPolicy
 from tasks.warehouse.db import Warehouse
 from tests.support import fake_llm_server
 from tests.support.fake_llm_server import FakeLLMServer, Fault

@@ -11,7 +11,7 @@ import yaml
 
 from flows.evaluate import EvaluateParams, evaluate_flow
 from tasks.warehouse.db import Warehouse
-from tests.support.fake_llm_server import Fault, FakeLLMServer
+from tests.support.fake_llm_server import FakeLLMServer, Fault
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 SENTINEL = "sk-sentinel-7f3a9c1e5b2d4f60a8e1c3"

@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from tasks.placement import DeviceConfig, resolve
 from tasks.distractors import DistractorConfig, DistractorQuery, select_distractors
 from tasks.distractors.answer_check import llm_answer_check
 from tasks.distractors.candidates import DenseHits, fuse
@@ -29,6 +28,7 @@ from tasks.errors import ConfigError
 from tasks.index.base import IndexConfig, read_info
 from tasks.index.corpus import articles_sql, build_index, index_path
 from tasks.index.registry import get_backend
+from tasks.placement import DeviceConfig, resolve
 from tasks.rankers.dense import DenseRanker
 from tasks.text.answer_match import AnswerMatcher, match_form, normalise_answer
 from tasks.warehouse.db import Warehouse

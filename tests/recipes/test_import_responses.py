@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.evaluate import EvaluateParams, evaluate_flow
+from tasks.catalog import INFERENCE
 from tasks.errors import ConfigError
 from tasks.imports.common import import_dataset
 from tasks.imports.responses import import_responses, imported_inference
-from tasks.catalog import INFERENCE
 from tasks.warehouse.db import Warehouse
 
 SAMPLE = Path(__file__).resolve().parents[2] / "tasks" / "sample" / "mkqa_sample.jsonl"
@@ -151,8 +151,8 @@ def test_eval_of_a_cell_the_imported_file_did_not_cover_says_so(mk: Path, tmp_pa
 
 
 def test_the_features_of_imported_responses_are_computed_like_called_ones(mk: Path, tmp_path: Path) -> None:
-    from tasks.features.models import FeatureModels
     from tasks.features.compute import compute_feature
+    from tasks.features.models import FeatureModels
 
     with Warehouse(mk) as wh:
         first, second, *_ = _english_ids(wh)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tasks.llm import CallResult, LLMResponse
-from tasks.llm.parsing import parse_question_answer
 from tasks.llm.outcomes import item_outcome
+from tasks.llm.parsing import parse_question_answer
 
 
 def test_a_call_never_sent_for_the_budget_says_so() -> None:

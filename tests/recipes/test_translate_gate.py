@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tasks.errors import ConfigError
-from tasks.translate import TranslateConfig, check_translation, gather_entities
 from tasks.text.language_id import lingua_language
+from tasks.translate import TranslateConfig, check_translation, gather_entities
 from tasks.translate.gate import missing_entities
 from tasks.translate.numbers import find_numbers, missing_numbers
 from tasks.warehouse.db import Warehouse

@@ -294,7 +294,7 @@ def test_ingest_in_parts_registers_the_same_rows_in_file_order(tmp_path: Path, s
 
 
 def test_a_cut_part_that_read_no_article_names_the_last_one_read_before_it() -> None:
-    from tasks.dumps.ingest import InputBreak, UnitResult, settle_breaks, _breaks
+    from tasks.dumps.ingest import InputBreak, UnitResult, _breaks, settle_breaks
 
     cut = InputBreak("dump.json.gz", "line 90", "the file ends inside a line", True, None)
     results = [UnitResult([], 5, last_title="Zebra"), UnitResult([], 0), UnitResult([], 0, stopped=cut)]

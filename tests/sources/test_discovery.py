@@ -11,8 +11,8 @@ import pytest
 
 from tasks.dumps.discovery import DumpFile, find_dump
 from tasks.dumps.download import ResourceNotFoundError, download
-from tasks.retry import RetryPolicy
 from tasks.errors import ConfigError, InputFormatError, PermanentDownloadError
+from tasks.retry import RetryPolicy
 from tests.support.loopback_http import LoopbackServer, Reply
 
 FAST = RetryPolicy(attempts=2, initial_delay=0.001, max_delay=0.01, jitter=0.0)

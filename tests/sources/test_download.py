@@ -12,8 +12,8 @@ import pydantic
 import pytest
 
 from tasks.dumps.download import DownloadResult, download
-from tasks.retry import RetryPolicy
 from tasks.errors import ChecksumMismatchError, PermanentDownloadError, TransientDownloadError
+from tasks.retry import RetryPolicy
 from tests.support.loopback_http import LoopbackServer, Reply
 
 PAYLOAD = random.Random(20260101).randbytes(300_000)

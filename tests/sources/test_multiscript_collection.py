@@ -33,12 +33,12 @@ import yaml
 
 from flows.clir import ClirBuildParams, clir_build_flow
 from tasks.dumps.records import DOCUMENT_SCHEMA
-from tasks.stages.corpus import DOCUMENTS
 from tasks.index import analysis
 from tasks.index.base import IndexConfig
 from tasks.index.registry import get_backend
 from tasks.pairing.config import ClirConfig
 from tasks.stage import ReadFields, StageOutput, digest, run_stage
+from tasks.stages.corpus import DOCUMENTS
 from tasks.text.segment import tokenize
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir

@@ -25,8 +25,8 @@ from tasks.inference.language import response_language
 from tasks.pairing.config import ClirConfig
 from tasks.sample.mirror import build_sample_mirror
 from tasks.warehouse.db import Warehouse
-from tests.support.home_snapshot import lake_files, lake_problems, table_snapshot
 from tests.evaluation.test_features import DOCS, _instance, _response
+from tests.support.home_snapshot import lake_files, lake_problems, table_snapshot
 
 pytestmark = pytest.mark.slow
 LANGS = ["en", "de"]

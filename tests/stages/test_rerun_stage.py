@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from pydantic import BaseModel
 
 from flows.arena import ArenaParams
@@ -144,8 +143,8 @@ def _recorded(home: Path, flow_name: str, params: BaseModel) -> None:
 
 
 def test_the_import_stage_has_an_owner_and_reruns_the_import(home: Path) -> None:
-    from flows.imports import import_flow
     from flows.demo_qa import MKQA_SAMPLE
+    from flows.imports import import_flow
 
     import_flow(ImportParams(dataset="mkqa", source=str(MKQA_SAMPLE), name="mk", home=str(home)))
     rows = rerun_stage_flow(RerunParams(stage="import", scope="mk", home=str(home)))

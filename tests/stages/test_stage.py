@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import ConfigError
 from tasks.catalog import descendants
+from tasks.errors import ConfigError
 from tasks.stage import Stage, StageConfig, StageOutput, StageRef, fingerprint, run_stage
 from tasks.warehouse.db import Warehouse
 

@@ -254,8 +254,8 @@ class NoSleep:
 
 def fake_client(wh: Warehouse, server: FakeLLMServer, **overrides: Any) -> LLMClient:
     """A client whose only model, ``fake``, is ``server`` (a chat model); retries are quick and never sleep."""
-    from tasks.retry import RetryPolicy
     from tasks.llm import LLMClient, ModelSpec, Registry
+    from tasks.retry import RetryPolicy
 
     fields = {"name": "fake", "backend": "openai", "model": "m", "base_url": server.base_url, "mode": "chat",
               "max_concurrency": 4, "timeout": 10.0} | overrides

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from tasks.errors import ConfigError
+from tasks.inference.language import ResponseLanguage, response_language
 from tasks.stage import Stage, fingerprint
 from tasks.text import generate_languages
 from tasks.text.codes import bcp47, wiki_code
 from tasks.text.language_id import lingua_supports
 from tasks.text.languages import OVERRIDES_ENV, RULES_FILE, all_rules, reload_rules, rule_for
-from tasks.inference.language import ResponseLanguage, response_language
 
 
 @pytest.fixture

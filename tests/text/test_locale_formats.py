@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.metrics.locale_formats import (NumberSymbols, date_order, fold, locale_formats, number_symbols,
-                                          numbering_systems)
+from tasks.metrics.locale_formats import (
+    NumberSymbols,
+    date_order,
+    fold,
+    locale_formats,
+    number_symbols,
+    numbering_systems,
+)
 
 
 @pytest.mark.parametrize("locale, decimal, group, order", [

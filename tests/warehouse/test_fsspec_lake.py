@@ -20,19 +20,19 @@ from flows.cli import app
 from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
 from tasks import compute
-from tasks.placement import DeviceConfig, resolve
 from tasks.errors import BabelbenchError, ConfigError
-from tasks.stages.clir_eval import ClirEvalParams
 from tasks.pairing.config import ClirConfig
+from tasks.placement import DeviceConfig, resolve
 from tasks.rankers.dense import DenseRanker
 from tasks.sample.mirror import build_sample_mirror
+from tasks.stages.clir_eval import ClirEvalParams
 from tasks.warehouse import db, writers
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_ENV, LAKE_TABLES, ShardWriter, cell_dir, sweep_abandoned
-from tests.support.home_snapshot import table_snapshot
 from tests.stages.test_dask_distributed import cluster  # noqa: F401 - the fixture: a scheduler and two worker processes
-from tests.warehouse.test_warehouse import _doc, _write_cell
+from tests.support.home_snapshot import table_snapshot
 from tests.support.tiny_models import build_bi_encoder
+from tests.warehouse.test_warehouse import _doc, _write_cell
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 LANGS = ["en", "de"]

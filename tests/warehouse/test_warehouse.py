@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from tasks.errors import ConfigError
-from tasks.warehouse import db, migrations, writers
 from tasks.home import open_warehouse
+from tasks.warehouse import db, migrations, writers
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir, sweep_abandoned
 
