@@ -152,7 +152,7 @@ def backfill_benchmarks(bf: Backfill) -> None:
             continue
         if benchmark not in translations:
             bf.summary.append(f"benchmark {benchmark}: skipped {', '.join(wanted)}: never translated, so there is no"
-                              f" translator to use (run `babelbench qa translate --benchmark {benchmark} --to …`)")
+                              f" translator to use (run `babelbench translate --benchmark {benchmark} --to …`)")
             continue
         lacking = [lang for lang in wanted if recipe == "xrag" and lang not in documented]
         if lacking:

@@ -1,4 +1,4 @@
-"""Every ``babelbench …`` command the README and the guides show is one the CLI accepts.
+"""Every ``babelbench …`` command the README, the guides and the code's own messages show is one the CLI accepts.
 
 The commands are read from fenced code blocks (a command at the start of a
 line, after a ``$`` prompt, environment assignments, a path such as
@@ -9,11 +9,15 @@ or ``--stage`` must be real — for ``--force``, one the command's help lists.
 Synopsis notation is understood: ``[--opt X]`` is optional, ``a|b`` lists
 alternatives (each is checked), and UPPER-CASE words or ``…`` are placeholders.
 ``docs/cli.md`` is left out: it is generated from the CLI (and checked for
-staleness by tests/face/test_docs_generated.py).
+staleness by tests/face/test_docs_generated.py).  The messages are the string
+literals of tasks/, flows/ and deployments/ (an f-string's fields read as
+placeholders) with a command in inline code: what an error or a summary tells
+an operator to run must run.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import shlex
 from dataclasses import dataclass
@@ -75,6 +79,25 @@ def shown_commands(path: Path, root: Path = REPO) -> list[Shown]:
         if match:
             index = next(i for i, start in enumerate(starts) if start > span.start()) - 1
             found.append(Shown(f"{path.relative_to(root)}:{prose[index][0]}", match.group("rest")))
+    return found
+
+
+def _literal(node: ast.Constant | ast.JoinedStr) -> str:
+    """A string literal's text, each f-string field as the placeholder ``…``."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    return "".join(part.value if isinstance(part, ast.Constant) else "…" for part in node.values)
+
+
+def suggested_commands(path: Path, root: Path = REPO) -> list[Shown]:
+    """The ``babelbench`` commands in inline code (backticks) in a Python file's string literals, with file:line."""
+    found: list[Shown] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            for span in _INLINE.finditer(_literal(node)):
+                match = _AT_COMMAND_POSITION.search(" ".join(span.group(1).split()))
+                if match:
+                    found.append(Shown(f"{path.relative_to(root)}:{node.lineno}", match.group("rest")))
     return found
 
 
@@ -172,6 +195,23 @@ def test_every_command_shown_in_the_docs_is_accepted_by_the_cli() -> None:
     assert len(shown) > 100, len(shown)
     errors = [error for command in shown for error in check(command)]
     assert errors == [], "\n".join(errors)
+
+
+def test_every_command_the_code_tells_an_operator_to_run_is_accepted_by_the_cli() -> None:
+    sources = sorted(path for folder in ("tasks", "flows", "deployments") for path in (REPO / folder).rglob("*.py"))
+    shown = [command for path in sources for command in suggested_commands(path)]
+    assert len(shown) > 30, len(shown)  # errors and summaries name dozens: finding few means the reader is broken
+    errors = [error for command in shown for error in check(command)]
+    assert errors == [], "\n".join(errors)
+
+
+def test_a_wrong_command_in_a_message_is_reported_with_its_line(tmp_path: Path) -> None:
+    source = tmp_path / "stage.py"
+    source.write_text('x = 1\nmessage = (f"nothing to translate into {lang}: run"\n'
+                      '           f" `babelbench qa translate --benchmark {name} --to {lang}` first")\n'
+                      'ok = "see `babelbench translate --benchmark B --to de`"\n', encoding="utf-8")
+    errors = [error for command in suggested_commands(source, tmp_path) for error in check(command)]
+    assert errors == ["stage.py:2: `babelbench qa` has no command 'translate'"], errors
 
 
 def test_the_readme_shows_both_quick_start_commands() -> None:
