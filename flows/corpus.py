@@ -12,6 +12,7 @@ from tasks.settings import resolve_home
 from tasks.stages import (
     DumpQuery,
     SitelinkChoice,
+    appearance_stage,
     collect_outcomes,
     documents_stage,
     download_stage,
@@ -54,9 +55,11 @@ def corpus_flow(params: CorpusParams) -> list[dict]:
                               page_props=params.sitelinks in {"auto", "page_props"})
             download = download_stage.submit(home, lang, query, force, run.run_id, params.progress)
             documents = documents_stage.submit(home, lang, wiki, download, params.max_docs, force, run.run_id)
+            appearance = appearance_stage.submit(home, lang, documents, download, force, run.run_id)
             sitelinks = sitelinks_stage.submit(home, lang, wiki, params.sitelinks, documents, download, wikidata,
                                                force, run.run_id)
-            futures[lang] = {"download": download, "documents": documents, "sitelinks": sitelinks}
+            futures[lang] = {"download": download, "documents": documents, "appearance": appearance,
+                            "sitelinks": sitelinks}
         if wikidata is not None:
             futures["wikidata"] = {"download": wikidata}
         return finish_run(run, "corpus", collect_outcomes(futures), home)

@@ -21,6 +21,7 @@ FLOWS = ("corpus", "clir-build", "qa-build", "translate", "instances", "import",
 
 DOWNLOAD = Stage("download", 1, (), ("dumps",), "corpus", "{lang}")
 DOCUMENTS = Stage("documents", 2, ("download",), ("documents", "ingest_issues"), "corpus", "{lang}")
+APPEARANCE = Stage("appearance", 1, ("documents",), ("appearance_dumps", "first_seen"), "corpus", "{lang}")
 SITELINKS = Stage("sitelinks", 2, ("documents", "download"), ("sitelinks",), "corpus", "{lang}")
 INDEX = Stage("index", 2, ("documents",), ("indexes/",), "clir-build", "{lang}")  # 2: Lucene BM25 at the configured k1, b
 RETRIEVAL = Stage("retrieval", 1, ("index",), ("retrieval_hits",), "clir-build", "{lang}")
@@ -58,8 +59,8 @@ ARENA_SURROGATE = Stage("arena-surrogate", 4, ("arena-ratings", "features"), ("s
                         "arena", "{benchmark}/{judge}")
 
 #: Every stage, in workflow order.
-STAGES: tuple[Stage, ...] = (DOWNLOAD, DOCUMENTS, SITELINKS, INDEX, RETRIEVAL, QRELS, CANDIDATES, GENERATE, XRAG_PAIRS,
-                             XRAG_RELATED, XRAG_QUESTIONS, PRESCREEN, TRANSLATE, DISTRACTORS, INSTANCES, IMPORT,
+STAGES: tuple[Stage, ...] = (DOWNLOAD, DOCUMENTS, APPEARANCE, SITELINKS, INDEX, RETRIEVAL, QRELS, CANDIDATES, GENERATE,
+                             XRAG_PAIRS, XRAG_RELATED, XRAG_QUESTIONS, PRESCREEN, TRANSLATE, DISTRACTORS, INSTANCES, IMPORT,
                              RESPONSES_IMPORT, INFERENCE, JUDGING, SCORING, VERDICTS_IMPORT, FEATURES, ARENA_JUDGING,
                              ARENA_RATINGS, ARENA_SURROGATE)
 BY_NAME = {stage.name: stage for stage in STAGES}

@@ -9,6 +9,7 @@ __all__, __getattr__ = lazy_face(__name__, {
     "DumpQuery": "corpus",
     "SitelinkChoice": "corpus",
     "add_benchmark_languages": "inventory",
+    "appearance_stage": "corpus",
     "arena_judging_stage": "arena",
     "arena_langs": "inventory",
     "arena_ratings_stage": "arena",

@@ -8,7 +8,8 @@ from typing import Literal
 
 from prefect.states import State
 
-from tasks.catalog import DOCUMENTS, DOWNLOAD, SITELINKS
+from tasks.catalog import APPEARANCE, DOCUMENTS, DOWNLOAD, SITELINKS
+from tasks.dumps.appearance import record_appearance
 from tasks.dumps.ingest import SitelinkMethod, fetch_files, ingest_documents, ingest_sitelinks, local_path
 from tasks.dumps.sources import DocKind, DumpRequest, is_remote, local_requests, remote_requests, wikidata_request
 from tasks.stage import StageConfig, StageOutput, StageRef, run_stage
@@ -26,6 +27,10 @@ class DownloadConfig(StageConfig):
 
 class DocumentsConfig(StageConfig):
     max_docs: int | None = None
+
+
+class AppearanceConfig(StageConfig):
+    dump_date: str | None
 
 
 class SitelinksConfig(StageConfig):
@@ -110,6 +115,18 @@ def documents_stage(home: str, cell: str, wiki: str, download: DownloadRef,
         wh, DOCUMENTS, cell, DocumentsConfig(max_docs=max_docs), {"download": download},
         lambda fp: ingest_documents(wh, cell, files, fp, max_docs=max_docs),
         force=forced(DOCUMENTS.name, force), run_id=run_id))
+
+
+@stage_task("appearance")
+def appearance_stage(home: str, cell: str, documents: StageRef, download: DownloadRef, force: frozenset[str],
+                     run_id: str) -> StageRef | State[StageRef]:
+    """Record the cell's articles as seen in its dump's date (the newest date among the parsed files)."""
+    wh = shared_warehouse(home)
+    dates = [r.date for r in download.requests if r.role in {"cirrus", "xml"} and r.date]
+    dump_date = max(dates) if dates else None
+    return as_task_result(run_stage(
+        wh, APPEARANCE, cell, AppearanceConfig(dump_date=dump_date), {"documents": documents},
+        lambda fp: record_appearance(wh, cell, dump_date), force=forced(APPEARANCE.name, force), run_id=run_id))
 
 
 @stage_task("sitelinks")

@@ -108,10 +108,11 @@ def test_the_run_is_tracked_in_mlflow(cirrus_home: Path) -> None:
 def test_rerun_is_all_cache_hits_and_backfill_computes_only_the_new_language(mirror: SampleMirror, cirrus_home: Path) -> None:
     _run(mirror, cirrus_home, LANGS)
     assert set(_statuses(cirrus_home, 1).values()) == {"cached"}
-    assert len(_statuses(cirrus_home, 1)) == 3 * len(LANGS)
+    assert len(_statuses(cirrus_home, 1)) == 4 * len(LANGS)  # download, documents, appearance, sitelinks
     _run(mirror, cirrus_home, LANGS + ["zh"])
     backfill = _statuses(cirrus_home, 2)
-    assert {k for k, v in backfill.items() if v == "computed"} == {("download", "zh"), ("documents", "zh"), ("sitelinks", "zh")}
+    assert {k for k, v in backfill.items() if v == "computed"} == {("download", "zh"), ("documents", "zh"),
+                                                                      ("appearance", "zh"), ("sitelinks", "zh")}
     assert {v for k, v in backfill.items() if k[1] != "zh"} == {"cached"}
 
 
@@ -119,7 +120,7 @@ def test_force_recomputes_the_stage_and_its_descendants_only(mirror: SampleMirro
     _run(mirror, tmp_path, ["en"])
     _run(mirror, tmp_path, ["en"], force=["documents"])
     assert _statuses(tmp_path, 1) == {("download", "en"): "cached", ("documents", "en"): "computed",
-                                      ("sitelinks", "en"): "computed"}
+                                      ("appearance", "en"): "computed", ("sitelinks", "en"): "computed"}
 
 
 def test_xml_multistream_on_dask_with_page_props_gives_the_same_qids(
@@ -216,25 +217,31 @@ def test_cli_fails_a_corrupt_file_and_a_missing_dump_in_their_own_rows(
 
     result = CliRunner().invoke(app, ["--home", str(home), "corpus", "ingest", "--lang", "en,fr,ja", "--source", str(source)])
 
+    iso_date = f"{mirror.date[:4]}-{mirror.date[4:6]}-{mirror.date[6:]}"
     fr_error = f"InputFormatError: {fr} at byte 0: not a gz file: the suffix says gz but the content starts like plain"
     ja_error = f"ConfigError: --source {source}: no CirrusSearch or XML dump named jawiki-… found"
+    en = mirror.counts["enwiki"]
+    en_articles = en.articles + en.disambiguation  # main-namespace pages that are not redirects
     assert result.exit_code == 1, result.output
     printed = {cell: (row["status"], row["message"]) for cell, row in _printed_table(result.stdout).items()}
     assert printed == {
         ("download", "en"): ("computed", ""), ("documents", "en"): ("computed", ""), ("sitelinks", "en"): ("computed", ""),
+        ("appearance", "en"): ("computed", f"earliest dump: {en_articles} articles dated on or before {iso_date}"),
         ("download", "fr"): ("computed", ""), ("documents", "fr"): ("failed", fr_error),
         ("sitelinks", "fr"): ("failed", f"not run: documents[fr] failed: {fr_error}"),
+        ("appearance", "fr"): ("failed", f"not run: documents[fr] failed: {fr_error}"),
         ("download", "ja"): ("failed", ja_error),
         ("documents", "ja"): ("failed", f"not run: download[ja] failed: {ja_error}"),
+        ("appearance", "ja"): ("failed", f"not run: download[ja] failed: {ja_error}"),
         ("sitelinks", "ja"): ("failed", f"not run: download[ja] failed: {ja_error}"),
     }
-    en = mirror.counts["enwiki"]
     with Warehouse(home) as wh:
         artifacts = set(wh.query("SELECT stage, cell, status, message FROM artifacts"))
         documents = dict(wh.query("SELECT lang, count(*) FROM documents GROUP BY lang"))
         run_status, run_message = wh.query("SELECT status, message FROM runs")[0]
     assert artifacts == {
         ("download", "en", "computed", None), ("documents", "en", "computed", None), ("sitelinks", "en", "computed", None),
+        ("appearance", "en", "computed", f"earliest dump: {en_articles} articles dated on or before {iso_date}"),
         ("download", "fr", "computed", None), ("documents", "fr", "failed", fr_error), ("download", "ja", "failed", ja_error),
     }
     assert documents == {"en": en.articles + en.redirects + en.disambiguation}
@@ -249,6 +256,8 @@ def test_a_dump_missing_on_the_mirror_fails_its_download_and_names_it_downstream
     mirror_of_broken = SampleMirror(broken, mirror.date, mirror.langs, mirror.wikis, mirror.counts, mirror.in_progress)
     mirror_of_broken.wikidata_path().unlink()  # and kowiki was never on the sample mirror
     base, date = broken.as_uri(), mirror.date
+    iso_date = f"{date[:4]}-{date[4:6]}-{date[6:]}"
+    de = mirror.counts["dewiki"]
 
     rows = corpus_flow(CorpusParams(langs=["de", "ko"], source=base, home=str(tmp_path / "home"), sitelinks="wikidata",
                                     progress=False))
@@ -263,9 +272,11 @@ def test_a_dump_missing_on_the_mirror_fails_its_download_and_names_it_downstream
         "check the wiki name, wait for a running dump to finish, or use another mirror")
     assert {(r["stage"], r["cell"]): (r["status"], r["message"]) for r in rows} == {
         ("download", "de"): ("computed", ""), ("documents", "de"): ("computed", ""),
+        ("appearance", "de"): ("computed", f"earliest dump: {de.articles + de.disambiguation} articles dated on or before {iso_date}"),
         ("sitelinks", "de"): ("failed", f"not run: download[wikidata] failed: {wikidata_error}"),
         ("download", "ko"): ("failed", ko_error),
         ("documents", "ko"): ("failed", f"not run: download[ko] failed: {ko_error}"),
+        ("appearance", "ko"): ("failed", f"not run: download[ko] failed: {ko_error}"),
         ("sitelinks", "ko"): ("failed", f"not run: download[ko] failed: {ko_error}"),
         ("download", "wikidata"): ("failed", wikidata_error),
     }

@@ -1,0 +1,56 @@
+"""First appearance: per article, the earliest ingested dump of its wiki in which it was seen.
+
+A wiki's documents cell holds one dump at a time, so each ingest adds its sightings to ``first_seen`` (keeping
+the earliest date per page id and per title) before the next dump replaces the cell.  Keeping the minimum makes
+the stage order-free: ingesting an older dump later moves dates back, and ingesting a dump twice changes nothing.
+Redirects and other namespaces are not articles and are never sightings (see docs/live-benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import suppress
+from datetime import date
+
+from tasks.errors import ConfigError
+from tasks.stage import StageOutput
+from tasks.warehouse.db import Warehouse
+
+_DAY = re.compile(r"\d{4}-?\d{2}-?\d{2}")
+_SIGHTINGS = """
+INSERT INTO first_seen
+SELECT DISTINCT lang, 'page_id', CAST(page_id AS VARCHAR), ?::DATE FROM documents_raw
+WHERE lang = ? AND namespace = 0 AND NOT is_redirect
+UNION
+SELECT DISTINCT lang, 'title', title, ?::DATE FROM documents_raw
+WHERE lang = ? AND namespace = 0 AND NOT is_redirect
+ON CONFLICT DO UPDATE SET dump_date = least(first_seen.dump_date, excluded.dump_date)
+"""
+
+
+def dump_day(value: str) -> date:
+    """A dump date as Wikimedia names it (``YYYYMMDD``) or ISO (``YYYY-MM-DD``)."""
+    if _DAY.fullmatch(value):
+        with suppress(ValueError):
+            return date.fromisoformat(value)
+    raise ConfigError(f"dump date {value!r}: expected YYYYMMDD or YYYY-MM-DD")
+
+
+def record_appearance(wh: Warehouse, lang: str, dump_date: str | None) -> StageOutput:
+    """Add the articles of ``lang``'s current documents as seen in ``dump_date``; return how many articles that was.
+
+    A dump without a date (a local file whose name carries none) cannot date anything: nothing is recorded and the
+    message says so, rather than stamping the articles with a made-up date.
+    """
+    if dump_date is None:
+        return StageOutput(rows=0, message="the dump has no date: first appearance not recorded")
+    day = dump_day(dump_date)
+    with wh.transaction() as cur:
+        cur.execute("INSERT OR IGNORE INTO appearance_dumps VALUES (?, ?)", [lang, day])
+        cur.execute(_SIGHTINGS, [day, lang, day, lang])
+        articles, new, earliest = cur.execute(
+            "SELECT count(*), count(*) FILTER (first_dump = ?), (SELECT min(dump_date) FROM appearance_dumps WHERE lang = ?)"
+            " FROM document_dates WHERE lang = ?", [day, lang, lang]).fetchone()
+    if earliest == day:
+        return StageOutput(rows=articles, message=f"earliest dump: {new} articles dated on or before {day.isoformat()}")
+    return StageOutput(rows=articles, message=f"{new} articles new in {day.isoformat()}")
