@@ -1,4 +1,4 @@
-"""``babelbench models``: list the model registry, add an entry to it.
+"""``babelbench models``: list the model registry, add an entry to it, change an entry's fields.
 
 ``models add`` validates the entry as a registry load would (the same
 messages), refuses a name that is taken, and writes the registry file
@@ -40,7 +40,7 @@ def models_list(as_json: Annotated[bool, typer.Option("--json", help="Print a JS
         typer.echo(json.dumps([spec.model_dump(mode="json") for spec in registry.models], ensure_ascii=False))
         return
     typer.echo(f"# {registry.source}")
-    columns = ("name", "backend", "model", "mode", "base_url", "price_in", "price_out")
+    columns = ("name", "backend", "model", "mode", "base_url", "price_in", "price_out", "knowledge_cutoff")
     rows = [[str(getattr(spec, c) if getattr(spec, c) is not None else "") for c in columns] for spec in registry.models]
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
     typer.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip())
@@ -63,18 +63,57 @@ def models_add(
     price_in: Annotated[Optional[float], typer.Option(help="USD per million input tokens.")] = None,
     price_out: Annotated[Optional[float], typer.Option(help="USD per million output tokens.")] = None,
     timeout: Annotated[Optional[float], typer.Option(help="Seconds to wait for one answer before retrying.")] = None,
+    knowledge_cutoff: Annotated[Optional[str], typer.Option(
+        help="Last month (YYYY-MM) or day (YYYY-MM-DD) of the training data; unknown when not given.")] = None,
 ) -> None:
     """Add a model to the registry and announce it (Prefect event babelbench.model.added)."""
     from tasks.llm import add_model
 
     given = {"name": name, "backend": backend, "model": model, "base_url": base_url, "api_key_env": api_key_env,
              "api_key_secret": api_key_secret, "mode": mode, "max_concurrency": max_concurrency, "rpm": rpm,
-             "tpm": tpm, "price_in": price_in, "price_out": price_out, "timeout": timeout}
+             "tpm": tpm, "price_in": price_in, "price_out": price_out, "timeout": timeout,
+             "knowledge_cutoff": knowledge_cutoff}
     try:
         target, changes = add_model({key: value for key, value in given.items() if value is not None}, _home())
     except ConfigError as exc:
         fail(exc)
     typer.echo(f"added {name!r} to {target}")
+    _report(changes)
+
+
+@models_app.command("edit")
+def models_edit(
+    name: Annotated[str, typer.Argument(help="The registry name of the model to change.")],
+    knowledge_cutoff: Annotated[Optional[str], typer.Option(
+        help="Last month (YYYY-MM) or day (YYYY-MM-DD) of the training data; 'unknown' removes it.")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="Endpoint, e.g. http://host:8000/v1.")] = None,
+    max_concurrency: Annotated[Optional[int], typer.Option(help="Requests in flight at once.")] = None,
+    rpm: Annotated[Optional[int], typer.Option(help="Requests per minute allowed.")] = None,
+    tpm: Annotated[Optional[int], typer.Option(help="Tokens per minute allowed.")] = None,
+    price_in: Annotated[Optional[float], typer.Option(help="USD per million input tokens.")] = None,
+    price_out: Annotated[Optional[float], typer.Option(help="USD per million output tokens.")] = None,
+    timeout: Annotated[Optional[float], typer.Option(help="Seconds to wait for one answer before retrying.")] = None,
+) -> None:
+    """Change fields of a model's registry entry and announce it (Prefect event babelbench.model.updated)."""
+    from tasks.llm import edit_model
+
+    given = {"base_url": base_url, "max_concurrency": max_concurrency, "rpm": rpm, "tpm": tpm, "price_in": price_in,
+             "price_out": price_out, "timeout": timeout, "knowledge_cutoff": knowledge_cutoff}
+    changes = {key: value for key, value in given.items() if value is not None}
+    if knowledge_cutoff == "unknown":
+        changes["knowledge_cutoff"] = None
+    if not changes:
+        fail(ConfigError(f"models edit {name}: nothing to change; give at least one option (see --help)"))
+    try:
+        target, announced = edit_model(name, changes, _home())
+    except ConfigError as exc:
+        fail(exc)
+    typer.echo(f"changed {', '.join(changes)} of {name!r} in {target}")
+    _report(announced)
+
+
+def _report(changes: list) -> None:
+    """Say, per registry change, whether its Prefect event went out."""
     for change in changes:
         if change.sent:
             typer.echo(f"announced {change.event} for {change.name!r} (Prefect event, resource babelbench.model.{change.name})")

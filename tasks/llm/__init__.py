@@ -11,7 +11,7 @@ from tasks.llm.budget import Budget, BudgetLedger, estimate_cost, run_ledger
 from tasks.llm.client import LLMClient
 from tasks.llm.prompts import prompt_request, render, template_hash
 from tasks.llm.registry import ModelSpec, Registry, load_registry
-from tasks.llm.registry_edit import add_model
+from tasks.llm.registry_edit import add_model, edit_model
 from tasks.llm.types import (
     CallResult,
     ChatMessage,
@@ -38,6 +38,7 @@ __all__ = [
     "Registry",
     "TransientLLMError",
     "add_model",
+    "edit_model",
     "estimate_cost",
     "load_registry",
     "prompt_request",

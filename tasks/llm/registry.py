@@ -11,13 +11,16 @@ See ``docs/models-and-backends.md``, "The model registry".
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import logging
 import os
+import re
 import threading
 import uuid
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
@@ -57,6 +60,20 @@ class ModelSpec(BaseModel):
     price_in: float = Field(0.0, ge=0)
     price_out: float = Field(0.0, ge=0)
     timeout: float = Field(120.0, gt=0, description="Seconds to wait for one answer before retrying.")
+    knowledge_cutoff: str | None = Field(None, description="The last month (YYYY-MM) or day (YYYY-MM-DD) of the"
+                                         " model's training data; unknown when empty.")
+
+    @field_validator("knowledge_cutoff")
+    @classmethod
+    def _cutoff_is_a_date(cls, value: str | None) -> str | None:
+        if value is not None:
+            cutoff_end(value)
+        return value
+
+    @property
+    def cutoff_day(self) -> date | None:
+        """The last day the training data may cover (a month's cutoff covers the whole month); None when unknown."""
+        return cutoff_end(self.knowledge_cutoff) if self.knowledge_cutoff else None
 
     @field_validator("backend")
     @classmethod
@@ -79,6 +96,19 @@ class ModelSpec(BaseModel):
 
     def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.price_in + output_tokens * self.price_out) / 1_000_000
+
+
+def cutoff_end(value: str) -> date:
+    """The last day a knowledge cutoff ``YYYY-MM`` or ``YYYY-MM-DD`` covers; a ValueError naming the value otherwise."""
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}", value):
+            year, month = map(int, value.split("-"))
+            return date(year, month, calendar.monthrange(year, month)[1])
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            return date.fromisoformat(value)
+    except ValueError:
+        pass
+    raise ValueError(f"knowledge cutoff {value!r}: expected YYYY-MM or YYYY-MM-DD")
 
 
 class Registry(BaseModel):

@@ -62,12 +62,42 @@ def add_model(entry: dict[str, Any], home: Path) -> tuple[Path, list[Any]]:
     remember_registry(target, before, home=home,
                       content_hash=hashlib.sha256(old_text.encode()).hexdigest() if existing else "")
     atomic_write_text(target, text)
+    return target, _announce(target, home)
+
+
+def edit_model(name: str, changes: dict[str, Any], home: Path) -> tuple[Path, list[Any]]:
+    """Set (or, with a value of None, remove) fields of the entry ``name``, validated and written atomically like
+    :func:`add_model`, and announce the edit; (file, changes).  A registry that is still the built-in one is
+    written out first.  The file is written out again, so its comments are not kept."""
+    existing = registry_path(home)
+    target = existing or home / REGISTRY_FILE
+    before = parse_registry(existing) if existing else default_registry()
+    before.get(name)  # an unknown name is refused with the known ones
+    old_text = existing.read_text(encoding="utf-8") if existing else ""
+    document = yaml.safe_load(old_text) if existing else {
+        "models": [s.model_dump(mode="json", exclude_defaults=True) for s in before.models]}
+    entry = next(e for e in document["models"] if isinstance(e, dict) and e.get("name") == name)
+    for field, value in changes.items():
+        if value is None:
+            entry.pop(field, None)
+        else:
+            entry[field] = value
+    text = (HEADER if not existing else "") + yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    _check(text, target)
+    home.mkdir(parents=True, exist_ok=True)
+    remember_registry(target, before, home=home,
+                      content_hash=hashlib.sha256(old_text.encode()).hexdigest() if existing else "")
+    atomic_write_text(target, text)
+    return target, _announce(target, home)
+
+
+def _announce(target: Path, home: Path) -> list[Any]:
     changes = notice_edits(target, parse_registry(target), home=home)
     if any(change.sent for change in changes):
         from prefect.events.worker import EventsWorker
 
         EventsWorker.drain_all(timeout=30)  # delivered before the command returns
-    return target, changes
+    return changes
 
 
 def _appended(text: str, entry: dict[str, Any]) -> str:

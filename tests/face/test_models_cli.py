@@ -6,6 +6,7 @@ tests/face/test_deployments.py's; here the event sender is replaced by a recorde
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any, Callable
 
@@ -115,3 +116,24 @@ def test_an_api_that_refuses_the_event_leaves_it_to_the_next_load(
     assert sent() == []
     load_registry(home=home)
     assert [(e["event"], e["resource"]["prefect.resource.name"]) for e in sent()] == [("babelbench.model.added", "served")]
+
+
+def test_a_knowledge_cutoff_is_added_edited_and_removed(home: Path, sent: Sent) -> None:
+    assert _run(home, *ADD, "--knowledge-cutoff", "2024-02").exit_code == 0
+    assert load_registry(home=home).get("served").cutoff_day == date(2024, 2, 29)  # a month covers all of it (leap year)
+    edited = _run(home, "models", "edit", "served", "--knowledge-cutoff", "2024-06-15")
+    assert edited.exit_code == 0, edited.output
+    assert load_registry(home=home).get("served").cutoff_day == date(2024, 6, 15)
+    assert ("babelbench.model.updated", "served") in [(e["event"], e["resource"]["prefect.resource.name"]) for e in sent()]
+    assert _run(home, "models", "edit", "served", "--knowledge-cutoff", "unknown").exit_code == 0
+    assert load_registry(home=home).get("served").knowledge_cutoff is None
+    local = _run(home, "models", "edit", "local", "--knowledge-cutoff", "2025-01")  # a built-in entry, file kept
+    assert local.exit_code == 0 and load_registry(home=home).get("local").knowledge_cutoff == "2025-01"
+
+
+def test_a_bad_cutoff_or_an_unknown_model_is_refused_by_name(home: Path, sent: Sent) -> None:
+    bad = _run(home, *ADD, "--knowledge-cutoff", "2024-13")
+    assert bad.exit_code != 0 and "knowledge cutoff '2024-13': expected YYYY-MM or YYYY-MM-DD" in bad.output
+    missing = _run(home, "models", "edit", "nobody", "--knowledge-cutoff", "2024-01")
+    assert missing.exit_code != 0 and "no model named 'nobody'" in missing.output
+    assert _run(home, "models", "edit", "local").exit_code != 0  # nothing to change
