@@ -39,17 +39,26 @@ def qa_build(
     pair_model: Annotated[Optional[str], typer.Option(
         help="XRAG: sentence-transformers model that also pairs articles across languages by similarity.")] = None,
     prescreen: Annotated[bool, typer.Option(help="Ask the judge model to pre-screen every item (the rule checks run either way).")] = True,
+    window: Annotated[Optional[str], typer.Option(
+        help="Live build: only articles that first appeared within SINCE[:UNTIL] (dates YYYY-MM-DD or dump dates "
+             "YYYYMMDD, inclusive); XRAG distractors then come from articles older than SINCE.")] = None,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: QaForce = None,
 ) -> None:
     """Generate QA items; every item is stored with its parse status and QC decisions."""
     from flows.qa import QaBuildParams, qa_build_flow
-    from tasks.qa import EclekticConfig, XragConfig
+    from tasks.qa import EclekticConfig, XragConfig, parse_window
 
-    run_flow(qa_build_flow, lambda: QaBuildParams(
-        recipe=recipe, benchmark=benchmark, langs=split_list(langs), generator=generator, judge=judge,
-        prescreen=prescreen, budget=budget_of(max_calls, max_tokens, max_usd), eclektic=EclekticConfig(per_lang=per_lang),
-        xrag=XragConfig(max_pairs=max_pairs, question_types=tuple(split_list(qtypes)), dense_model=pair_model),
-        home=os.environ[HOME_ENV], force=force or []))
+    def params() -> QaBuildParams:
+        live = parse_window(window) if window else None
+        return QaBuildParams(
+            recipe=recipe, benchmark=benchmark, langs=split_list(langs), generator=generator, judge=judge,
+            prescreen=prescreen, budget=budget_of(max_calls, max_tokens, max_usd),
+            eclektic=EclekticConfig(per_lang=per_lang, window=live),
+            xrag=XragConfig(max_pairs=max_pairs, question_types=tuple(split_list(qtypes)), dense_model=pair_model,
+                            window=live),
+            home=os.environ[HOME_ENV], force=force or [])
+
+    run_flow(qa_build_flow, params)
 
 
 def translate(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -88,6 +89,8 @@ class DistractorQuery(BaseModel):
     answers: dict[str, str] = Field(description="Language → the gold answer in that language.")
     supporting: tuple[tuple[str, int], ...] = Field(min_length=1, description="The supporting documents as (lang, page_id).")
     doc_langs: tuple[str, ...] = Field(min_length=1, description="Languages to find distractors in.")
+    before: date | None = Field(None, description="Live build: distractors only from articles that first appeared "
+                                                  "before this day (the item's window start).")
 
     @model_validator(mode="after")
     def _complete(self) -> DistractorQuery:

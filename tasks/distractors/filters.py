@@ -16,7 +16,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 
 from tasks.distractors.config import DistractorConfig
 from tasks.errors import InputFormatError
@@ -38,6 +38,7 @@ class Document:
     qid: str | None
     timestamp: datetime | None
     is_article: bool
+    first_seen: date | None = None  # first-appearance date (view document_dates); None when its wiki has none
 
     @property
     def key(self) -> str:
@@ -58,13 +59,15 @@ def parse_timestamp(value: str | None, where: str) -> datetime | None:
 def load_documents(wh: Warehouse, lang: str, page_ids: Iterable[int]) -> dict[int, Document]:
     """The documents of ``lang`` with these page ids (those that exist), keyed by page id."""
     rows = wh.query(
-        "SELECT page_id, title, coalesce(text, ''), qid, timestamp, NOT (is_redirect OR is_disambiguation)"
-        " FROM documents WHERE lang = ? AND list_contains(?, page_id)",
+        "SELECT d.page_id, d.title, coalesce(d.text, ''), d.qid, d.timestamp, NOT (d.is_redirect OR d.is_disambiguation),"
+        " dd.first_dump FROM documents d LEFT JOIN document_dates dd ON dd.lang = d.lang AND dd.page_id = d.page_id"
+        " WHERE d.lang = ? AND list_contains(?, d.page_id)",
         [lang, sorted(set(page_ids))],
     )
     return {
-        page_id: Document(lang, page_id, title, text, qid, parse_timestamp(stamp, f"documents {lang}:{page_id}"), article)
-        for page_id, title, text, qid, stamp, article in rows
+        page_id: Document(lang, page_id, title, text, qid, parse_timestamp(stamp, f"documents {lang}:{page_id}"), article,
+                          first)
+        for page_id, title, text, qid, stamp, article, first in rows
     }
 
 
@@ -116,6 +119,7 @@ class ItemRules:
     support: tuple[Document, ...]
     answer: AnswerMatcher
     config: DistractorConfig
+    before: date | None = None  # a live item's window start: distractors must be older
 
     def rejection(self, candidate: Document, forms: TextForms) -> str | None:
         """Why ``candidate`` may not be a distractor, as ``code: detail``; None when no rule fires."""
@@ -131,6 +135,9 @@ class ItemRules:
             similarity = jaccard(forms.shingles(candidate), forms.shingles(doc))
             if similarity >= self.config.near_duplicate:
                 return f"near_duplicate: 5-gram Jaccard {similarity:.2f} with the supporting document {doc.key}"
+        if self.before is not None and (candidate.first_seen is None or candidate.first_seen >= self.before):
+            seen = candidate.first_seen.isoformat() if candidate.first_seen else "no first-appearance date"
+            return f"not_before_window: first seen {seen}, not before the window start {self.before.isoformat()}"
         cutoff = temporal_cutoff([doc.timestamp for doc in self.support], self.config.temporal_gap_days)
         if cutoff is not None and candidate.timestamp is not None and candidate.timestamp > cutoff:
             return (f"temporal: dated {candidate.timestamp.isoformat()}, after {cutoff.isoformat()} "

@@ -98,7 +98,7 @@ def select_distractors(
         docs = _candidate_documents(wh, lang, fused, index_paths[lang])
         work = list(zip(wanting, fused, strict=True))
         for query, candidates in tqdm(work, desc=f"distractors {lang}", unit="item", disable=None):
-            rules = ItemRules(support[query.item_id], AnswerMatcher(query.answers[lang], lang), config)
+            rules = ItemRules(support[query.item_id], AnswerMatcher(query.answers[lang], lang), config, query.before)
             for candidate in candidates:
                 doc = docs[candidate.page_id]
                 reason = rules.rejection(doc, forms)

@@ -95,7 +95,7 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
                       for instance in eclektic_instances(item, chosen, translated, issues)]
         items.append([name, record["q_id"], "eclektic", source_lang, record["question"], record["answer"], None,
                       record["content"], json.dumps(documents, ensure_ascii=False), None, "ok", None, None,
-                      f"import:{source.name}", fp])
+                      f"import:{source.name}", fp, None, None])
     write_benchmark(wh, name, "eclektic", chosen, source, fp, instances, items)
     notes = [f"{outside} questions from languages not chosen left out"] if outside else []
     if issues:

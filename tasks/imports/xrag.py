@@ -122,7 +122,7 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
             instances.append([name, f"{record['id']}|{setting}|{lang}", record["id"], "xrag", setting, lang, question,
                               answer, record["language"], None, None, documents, 0, fp, None])
         items.append([name, record["id"], "xrag", record["language"], record["question"], record["answer"],
-                      record["q_type"], None, "[]", None, "ok", None, None, f"import:{source.name}", fp])
+                      record["q_type"], None, "[]", None, "ok", None, None, f"import:{source.name}", fp, None, None])
     write_benchmark(wh, name, "xrag", chosen, source, fp, instances, items)
     per_setting = ", ".join(f"{count} {setting}" for setting, count in sorted(settings.items()))
     shared = f"; {repeated} repeated English question(s) made once" if repeated else ""

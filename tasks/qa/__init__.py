@@ -9,5 +9,6 @@ __all__, __getattr__ = lazy_face(__name__, {
     "benchmark_definition": "policy",
     "export_sheet": "review",
     "import_decisions": "review",
+    "parse_window": "window",
     "require_qid_coverage": "eclektic",
 })

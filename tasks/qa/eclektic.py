@@ -37,6 +37,7 @@ from tasks.llm import BudgetLedger, LLMClient, prompt_request
 from tasks.llm.outcomes import item_outcome
 from tasks.llm.parsing import parse_question_answer
 from tasks.qa.sampling import seeded_order
+from tasks.qa.window import Window, window_columns
 from tasks.stage import StageOutput
 from tasks.text.languages import rule_for
 from tasks.text.sentences import split_sentences
@@ -69,6 +70,9 @@ class EclekticConfig(BaseModel):
     sample_seed: int = Field(0, description="Seed of that sample.")
     context_sentences: int = Field(10, ge=1, description="Sentences of the article used as context (the paper: 10).")
     max_tokens: int = Field(96, ge=8, description="Tokens allowed for the question and answer.")
+    window: Window | None = Field(
+        None, description="Live build: only articles that first appeared within SINCE[:UNTIL] (dump dates, inclusive) "
+                          "are candidates; None: every article.")
 
 
 def read_page_views(path: Path, langs: Iterable[str]) -> dict[tuple[str, str], int]:
@@ -144,18 +148,21 @@ def select_candidates(
     require_qid_coverage(wh, f"{benchmark} [{lang}]", others)
     rows = wh.query(
         f"SELECT a.page_id, a.qid, a.title, length(a.text) AS chars,"
-        f" coalesce(list_sort(list_distinct(list(s.lang) FILTER (s.lang IS NOT NULL))), [])"
+        f" coalesce(list_sort(list_distinct(list(s.lang) FILTER (s.lang IS NOT NULL))), []),"
+        f" any_value(dd.first_dump), any_value(dd.on_or_before)"
         f" FROM ({articles_sql('page_id, qid, title, text')}) a"
+        f" LEFT JOIN document_dates dd ON dd.lang = ? AND dd.page_id = a.page_id"
         f" LEFT JOIN (SELECT DISTINCT qid, lang FROM sitelinks WHERE list_contains(?, lang)"
         f"            UNION SELECT DISTINCT qid, lang FROM documents WHERE list_contains(?, lang) AND qid IS NOT NULL) s"
         f" ON s.qid = a.qid GROUP BY ALL ORDER BY a.page_id",
-        [lang, others, others],
+        [lang, lang, others, others],
     )
     views = page_views_for(Path(config.page_views), langs) if config.page_views else None
     records = []
-    for page_id, qid, title, chars, linked in rows:
+    for page_id, qid, title, chars, linked, first, on_or_before in rows:
         page_views = views.get((lang, title), 0) if views is not None else None
-        reason = _ineligible(qid, chars, page_views, linked, config)
+        reason = (config.window and config.window.outside(first, on_or_before)) or _ineligible(
+            qid, chars, page_views, linked, config)
         records.append([benchmark, lang, page_id, qid, title, chars, page_views, linked, reason is None, reason, False, fp,
                         others])
     eligible = [r for r in records if r[8]]
@@ -213,10 +220,10 @@ def generate_items(
         question, answer = outcome.value if outcome.value else (None, None)
         documents = json.dumps([{"lang": lang, "page_id": page_id, "title": title}], ensure_ascii=False)
         rows.append([benchmark, f"{lang}:{page_id}", "eclektic", lang, question, answer, None, context, documents, None,
-                     outcome.status, outcome.reason, result.request_hash, generator, fp])
+                     outcome.status, outcome.reason, result.request_hash, generator, fp, *window_columns(config.window)])
     with wh.transaction() as cur:
         cur.execute("DELETE FROM qa_items WHERE benchmark = ? AND recipe = 'eclektic' AND lang = ?", [benchmark, lang])
         if rows:
-            cur.executemany("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            cur.executemany("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     ok = sum(row[10] == "ok" for row in rows)
     return StageOutput(rows=len(rows), message=f"{ok} of {len(rows)} items parsed")

@@ -49,6 +49,8 @@ def distractor_queries(wh: Warehouse, benchmark: str, policy: str) -> list[Distr
     """
     passed = {(item, field, lang): text for item, field, lang, text in wh.query(
         "SELECT item_id, field, tgt_lang, text FROM translations WHERE benchmark = ? AND gate = 'pass'", [benchmark])}
+    windows = dict(wh.query("SELECT item_id, window_since FROM qa_items WHERE benchmark = ? AND window_since IS NOT NULL",
+                            [benchmark]))
     queries = []
     for item_id, lang, question, answer, _, documents in accepted_items(wh, benchmark, policy):
         docs = json.loads(documents)
@@ -59,5 +61,6 @@ def distractor_queries(wh: Warehouse, benchmark: str, policy: str) -> list[Distr
             answers={x: passed.get((item_id, "answer", x), answer) for x in doc_langs},
             supporting=tuple((d["lang"], d["page_id"]) for d in docs),
             doc_langs=doc_langs,
+            before=windows.get(item_id),
         ))
     return queries

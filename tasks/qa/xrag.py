@@ -160,7 +160,7 @@ def generate_questions(
     questions = chain.questions(related, facts)
     answers = chain.answers(related, facts, questions)
     items = item_rows(benchmark, generator, fp, config.pivot, config.question_types, pairs, chain.articles, facts,
-                      questions, answers)
+                      questions, answers, config.window)
     steps = [[benchmark, s.step, s.key, s.lang, s.output, s.parsed_json(), s.status, s.reason, s.request_hash, fp]
              for group in (summaries, facts, questions, answers) for s in group.values()]
     with wh.transaction() as cur:  # steps and items replaced together: a killed run leaves the old ones
@@ -169,7 +169,7 @@ def generate_questions(
         if steps:
             cur.executemany("INSERT INTO qa_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", steps)
         if items:
-            cur.executemany("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", items)
+            cur.executemany("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", items)
     counts = Counter(item[10] for item in items)
     log.info("%s: %d XRAG items %s", benchmark, len(items), dict(counts))
     return StageOutput(rows=len(items),

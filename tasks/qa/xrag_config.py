@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.placement import DeviceConfig
+from tasks.qa.window import Window
 
 PairKind = Literal["monolingual", "crosslingual"]
 QuestionType = Literal["aggregation", "comparison", "multihop", "set"]
@@ -66,3 +67,6 @@ class XragConfig(BaseModel):
     simple_qa_max_tokens: int = Field(128, ge=16, description="Tokens for one summary's simple question–answer pairs.")
     question_max_tokens: int = Field(112, ge=16, description="Tokens for one pair's questions of one type.")
     answer_max_tokens: int = Field(64, ge=8, description="Tokens for one answer.")
+    window: Window | None = Field(
+        None, description="Live build: only articles that first appeared within SINCE[:UNTIL] (dump dates, inclusive) "
+                          "are paired (both articles of a pair), their dates in place of revision times for max_days_apart; None: every article.")

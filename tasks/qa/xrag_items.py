@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tasks.qa.window import Window, window_columns
 from tasks.qa.xrag_articles import ArticleText
 from tasks.qa.xrag_questions import TypedQuestion
 from tasks.qa.xrag_steps import Step
@@ -78,7 +79,7 @@ def _slot_items(pair: Pair, key: str, facts: dict[str, Step], questions: dict[st
 def item_rows(
     benchmark: str, generator: str, fp: str, lang: str, qtypes: Sequence[str], pairs: Sequence[Pair],
     articles: dict[tuple[str, int], ArticleText], facts: dict[str, Step], questions: dict[str, Step],
-    answers: dict[str, Step],
+    answers: dict[str, Step], window: Window | None = None,
 ) -> list[list[Any]]:
     """The ``qa_items`` rows (table column order) of every pair and question type; ``lang`` is the pivot."""
     rows = []
@@ -90,5 +91,6 @@ def item_rows(
             for item in _slot_items(pair, key, facts, questions, answers):
                 used = json.dumps(item.used, ensure_ascii=False) if item.used is not None else None
                 rows.append([benchmark, f"{key}:{item.number}", "xrag", lang, item.question, item.answer, qtype,
-                             None, documents, used, item.status, item.reason, item.request_hash, generator, fp])
+                             None, documents, used, item.status, item.reason, item.request_hash, generator, fp,
+                             *window_columns(window)])
     return rows

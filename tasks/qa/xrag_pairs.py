@@ -15,7 +15,7 @@ import logging
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date, datetime
 
 from tqdm import tqdm
 
@@ -29,6 +29,7 @@ from tasks.llm.parsing import Parsed
 from tasks.llm.verdicts import YES_NO, read_yes_no
 from tasks.placement import resolve
 from tasks.qa.xrag_articles import article_texts
+from tasks.qa.window import Window
 from tasks.qa.xrag_config import XragConfig
 from tasks.rankers.dense import DenseRanker, top_k
 from tasks.stage import StageOutput
@@ -53,6 +54,7 @@ class Article:
     title: str
     timestamp: datetime | None
     entities: frozenset[str]  # excluding its own QID
+    first_seen: date | None = None  # its first-appearance date, set in a live build (a window)
 
     @property
     def key(self) -> str:
@@ -101,15 +103,22 @@ def pair_id(key_a: str, key_b: str) -> str:
     return f"{key_a}~{key_b}"
 
 
-def load_articles(wh: Warehouse, lang: str) -> list[Article]:
-    """The articles of ``lang`` with the entities their texts mention (their own QID excluded)."""
+def load_articles(wh: Warehouse, lang: str, window: Window | None = None) -> list[Article]:
+    """The articles of ``lang`` (those new in ``window``, when given) with the entities their texts mention (their
+    own QID excluded)."""
     matcher = entity_matcher(wh, lang)
-    rows = wh.query(articles_sql("page_id, qid, title, text, timestamp"), [lang])
+    rows = wh.query(
+        f"SELECT a.*, dd.first_dump, dd.on_or_before FROM ({articles_sql('page_id, qid, title, text, timestamp')}) a"
+        " LEFT JOIN document_dates dd ON dd.lang = ? AND dd.page_id = a.page_id ORDER BY a.page_id", [lang, lang])
     articles = []
-    for page_id, qid, title, text, timestamp in tqdm(rows, desc=f"entities {lang}", unit="article", disable=None):
+    for page_id, qid, title, text, timestamp, first, on_or_before in tqdm(
+            rows, desc=f"entities {lang}", unit="article", disable=None):
+        if window is not None and window.outside(first, on_or_before):
+            continue
         where = f"{lang}:{page_id} ({title})"
         entities = frozenset(matcher.find(text or "")) - {qid}
-        articles.append(Article(lang, page_id, qid, title, parse_timestamp(timestamp, where), entities))
+        articles.append(Article(lang, page_id, qid, title, parse_timestamp(timestamp, where), entities,
+                                first if window is not None else None))
     return articles
 
 
@@ -122,6 +131,9 @@ def _index(articles: Iterable[Article]) -> dict[str, list[Article]]:
 
 
 def _days_apart(a: Article, b: Article) -> float | None:
+    """Days between the two articles: by first appearance in a live build, else by last revision."""
+    if a.first_seen is not None and b.first_seen is not None:
+        return float(abs((a.first_seen - b.first_seen).days))
     if a.timestamp is None or b.timestamp is None:
         return None
     return abs((a.timestamp - b.timestamp).total_seconds()) / SECONDS_PER_DAY
@@ -201,11 +213,12 @@ def dense_pairs(wh: Warehouse, pivot: list[Article], others: dict[str, list[Arti
 
 def find_pairs(wh: Warehouse, benchmark: str, langs: list[str], config: XragConfig, fp: str) -> StageOutput:
     """Write the benchmark's ``related_pairs``: candidates to check and the filtered ones with their reason."""
-    pivot = load_articles(wh, config.pivot)
+    pivot = load_articles(wh, config.pivot, config.window)
     if not pivot:
-        raise BabelbenchError(f"benchmark {benchmark}: no {config.pivot} articles in the warehouse (the pivot language)")
+        new = f" new in the window {config.window}" if config.window else ""
+        raise BabelbenchError(f"benchmark {benchmark}: no {config.pivot} articles{new} in the warehouse (the pivot language)")
     crosslingual = "crosslingual" in config.pair_kinds
-    others = {lang: load_articles(wh, lang) for lang in langs if lang != config.pivot and crosslingual}
+    others = {lang: load_articles(wh, lang, config.window) for lang in langs if lang != config.pivot and crosslingual}
     dense = dense_pairs(wh, pivot, others, config, DenseRanker(config.dense_model, resolve(config.device))) if config.dense_model else []
     pairs = candidate_pairs(pivot, others, config, dense)
     rows = [

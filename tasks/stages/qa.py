@@ -64,7 +64,7 @@ def instance_inputs_digest(wh: Warehouse, benchmark: str) -> str:
 def candidates_stage(home: str, cell: str, benchmark: str, lang: str, langs: list[str], config: EclekticConfig,
                      corpus: dict[str, StageRef], force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
     wh = shared_warehouse(home)
-    read = ReadFields.of(config, "min_chars", "page_views", "min_page_views", "per_lang", "sample_seed",
+    read = ReadFields.of(config, "min_chars", "page_views", "min_page_views", "per_lang", "sample_seed", "window",
                          langs=sorted(langs))
     return as_task_result(run_stage(
         wh, CANDIDATES, cell, read, corpus,
@@ -76,7 +76,7 @@ def candidates_stage(home: str, cell: str, benchmark: str, lang: str, langs: lis
 def generate_stage(home: str, cell: str, benchmark: str, lang: str, generator: str, config: EclekticConfig,
                    candidates: StageRef, budget: Budget, force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
     wh = shared_warehouse(home)
-    read = ReadFields.of(config, "context_sentences", "max_tokens", generator=generator,
+    read = ReadFields.of(config, "context_sentences", "max_tokens", "window", generator=generator,
                          template=template_hash(eclektic.TEMPLATE))
     return run_paid(
         home, GENERATE, cell, read, {"candidates": candidates},
@@ -92,7 +92,7 @@ def xrag_pairs_stage(home: str, cell: str, benchmark: str, langs: list[str], con
     """Candidate article pairs of the whole benchmark (pairs span languages, so one cell)."""
     wh = shared_warehouse(home)
     read = ReadFields.of(config, "pivot", "min_shared_entities", "max_days_apart", "max_pairs", "pair_kinds",
-                         "dense_model", "min_similarity", "dense_k", langs=sorted(langs),
+                         "window", "dense_model", "min_similarity", "dense_k", langs=sorted(langs),
                          **placement_params(config.dense_model, config.device))
     return as_task_result(run_stage(
         wh, XRAG_PAIRS, cell, read, corpus, lambda fp: xrag_pairs.find_pairs(wh, benchmark, langs, config, fp),

@@ -10,27 +10,21 @@ import pytest
 from tasks.dumps.appearance import dump_day, record_appearance
 from tasks.errors import ConfigError
 from tasks.warehouse.db import Warehouse
-from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir
-
-Page = tuple[int, str, str | None]  # page id, title, redirect target (None: an article)
+from tests.support.warehouse_docs import ingest_dump
 
 
-def _ingest(wh: Warehouse, day: str, pages: list[Page]) -> str:
-    """Stand in for the documents stage: the cell "xx" now holds this dump, then the appearance stage runs."""
-    fp = f"fp-{day}"
-    writer = ShardWriter(wh.lake_root, cell_dir(wh.lake_root, "documents_raw", "xx", fp), LAKE_TABLES["documents_raw"], fp)
-    writer.extend({"lang": "xx", "page_id": pid, "title": title, "text": f"text of {title}", "qid": None,
-                   "namespace": 0, "is_redirect": target is not None, "redirect_target": target,
-                   "is_disambiguation": False, "timestamp": None, "source": f"xxwiki-{day}.json.gz"}
-                  for pid, title, target in pages)
-    writer.flush()
-    wh.replace_cell("documents_raw", "xx", fp, writer.shards)
-    return record_appearance(wh, "xx", day).message
+def _ingest(wh: Warehouse, day: str, pages: list[tuple[int, str, str | None]]) -> str:
+    """(page id, title, redirect target or None) of one dump of the wiki "xx"."""
+    return ingest_dump(wh, "xx", day, pages)
 
 
 def _dates(wh: Warehouse) -> dict[str, tuple[date, bool]]:
     return {title: (first, before) for title, first, before in
             wh.query("SELECT title, first_dump, on_or_before FROM document_dates WHERE lang = 'xx'")}
+
+
+def _appeared_after(wh: Warehouse) -> dict[str, date | None]:
+    return dict(wh.query("SELECT title, appeared_after FROM document_dates WHERE lang = 'xx'"))
 
 
 SEP = [(1, "Alpha", None), (2, "Beta", None), (3, "Gamma", None)]
@@ -53,6 +47,8 @@ def test_each_article_keeps_the_first_dump_it_appeared_in(tmp_path: Path) -> Non
         "Gamma": (sep, True),  # deleted in October, recreated (new id) in November: its title was seen in September
         "Epsilon": (nov, False),
     }  # the redirects Beta and Zeta are not articles and have no date
+    # the dump before the first one it was seen in: Delta appeared after September, Epsilon after October
+    assert _appeared_after(wh) == {"Alpha": None, "Beta (band)": None, "Delta": sep, "Gamma": None, "Epsilon": oct_}
 
 
 def test_an_older_dump_ingested_later_moves_dates_back(tmp_path: Path) -> None:
