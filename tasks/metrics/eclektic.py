@@ -78,6 +78,15 @@ def _cell(questions: Iterable[_Question], target: str | None = None) -> tuple[li
     return successes, pairs, source_ok
 
 
+def question_successes(rows: Iterable[Judged]) -> dict[str, tuple[int, int]]:
+    """Per question: its overall successes and its pairs (the units overall success pools)."""
+    result = {}
+    for question_id, question in _questions(rows).items():
+        (successes,), (pairs,), _ = _cell([question])
+        result[question_id] = (successes, pairs)
+    return result
+
+
 def _percent(numerator: int, denominator: int) -> float | None:
     return 100.0 * numerator / denominator if denominator else None
 

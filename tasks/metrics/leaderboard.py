@@ -22,11 +22,12 @@ from tasks.errors import ConfigError
 from tasks.inference.language import target_code
 from tasks.inference.reading import strip_citations
 from tasks.inference.refusals import is_refusal
-from tasks.metrics.eclektic import Judged, eclektic_scores
+from tasks.metrics.eclektic import Judged, eclektic_scores, question_successes
 from tasks.metrics.mkqa_leaderboard import mkqa_scorer
 from tasks.metrics.panel import JudgeFailures, panel_decision
 from tasks.metrics.score import ALL, Score, Tally
-from tasks.metrics.xrag import PanelRow, xrag_scores
+from tasks.metrics.windows import Question, window_scores
+from tasks.metrics.xrag import BASELINE_LANG, PanelRow, question_accuracy, xrag_scores
 from tasks.stage import StageOutput
 from tasks.text.answer_match import normalise_answer
 from tasks.warehouse.db import Warehouse
@@ -111,11 +112,7 @@ def eclektic_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str]
     ``judge_failures: exclude``, left out with every pair it belongs to (a source answer takes its pairs along).
     """
     rows = _judged_responses(wh, benchmark, model, judges)
-    sources = {r["item_id"]: r for r in rows if r["setting"] == "closed_book" and r["lang"] == r["source_lang"]}
-    by_setting: dict[str, list[dict]] = defaultdict(list)
-    for row in rows:
-        if row["lang"] != row["source_lang"]:
-            by_setting[row["setting"]].append(row)
+    sources, by_setting = _eclektic_targets(rows)
     orphans = {r["item_id"] for targets in by_setting.values() for r in targets} - set(sources)
     scores: list[Score] = []
     if sources:
@@ -123,15 +120,34 @@ def eclektic_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str]
         accuracy = 100.0 * sum(d is True for d in kept) / len(kept) if kept else None
         scores.append(Score("closed_book", ALL, ALL, "source_question_accuracy", accuracy, None, None,
                             len(kept)).counted(_tally(sources.values())))
+    for setting, members in _eclektic_members(sources, by_setting).items():
+        scores += _eclektic_setting(setting, members, config)
+    note = f"; {len(orphans)} question(s) without a source-language answer left out" if orphans else ""
+    return scores, note + _judge_failures_note(rows, config.judge_failures)
+
+
+def _eclektic_targets(rows: list[dict]) -> tuple[dict[str, dict], dict[str, list[dict]]]:
+    """The closed-book source answers by question, and each setting's answers in other languages."""
+    sources = {r["item_id"]: r for r in rows if r["setting"] == "closed_book" and r["lang"] == r["source_lang"]}
+    by_setting: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        if row["lang"] != row["source_lang"]:
+            by_setting[row["setting"]].append(row)
+    if sources:
         by_setting.setdefault("closed_book", [])  # its rows say "undefined" when no question has pairs
+    return sources, by_setting
+
+
+def _eclektic_members(sources: dict[str, dict], by_setting: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """Per setting, the responses its scores read: the target answers that have a source answer, and those
+    source answers."""
+    members = {}
     for setting, targets in sorted(by_setting.items()):
         paired = [r for r in targets if r["item_id"] in sources]
         items = set(sources) if setting == "closed_book" else {r["item_id"] for r in paired}
-        members = paired + [sources[item] for item in sorted(items)]
-        if members:
-            scores += _eclektic_setting(setting, members, config)
-    note = f"; {len(orphans)} question(s) without a source-language answer left out" if orphans else ""
-    return scores, note + _judge_failures_note(rows, config.judge_failures)
+        if paired or items:
+            members[setting] = paired + [sources[item] for item in sorted(items)]
+    return members
 
 
 def _slice_rows(members: list[dict], target: str, source: str = ALL) -> list[dict]:
@@ -187,15 +203,39 @@ def xrag_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
                 config: ScoringConfig) -> tuple[list[Score], str]:
     """Accuracy (panel majority and the question's language) and the wrong-language, unchecked and abstained shares
     of the answered responses, per slice; ``all`` pools the non-English languages (English is the baseline row)."""
-    qtypes = dict(wh.query("SELECT item_id, qtype FROM qa_items WHERE benchmark = ?", [benchmark]))
-    rows = _judged_responses(wh, benchmark, model, judges)
-    panel = [PanelRow(r["item_id"], r["setting"], r["lang"], qtypes.get(r["item_id"]), r["verdicts"], _language_ok(r),
-                      r["answered"], r["answered"] and is_refusal(r["given_answer"], r["lang"])) for r in rows]
+    rows, panel = _panel_rows(wh, benchmark, model, judges)
     unchecked = sum(r.language == "unchecked" for r in panel)
     note = (f"; {unchecked} answer(s) whose language could not be told (no letters, or a script other languages share"
             " and no lingua model): judged by the panel alone, counted as unchecked") if unchecked else ""
     scores = xrag_scores(panel, seed=config.seed, resamples=config.resamples, judge_failures=config.judge_failures)
     return scores, note + _judge_failures_note(rows, config.judge_failures)
+
+
+def _panel_rows(wh: Warehouse, benchmark: str, model: str, judges: list[str]) -> tuple[list[dict], list[PanelRow]]:
+    """The model's judged responses, and each as XRAG's accuracy reads it."""
+    qtypes = dict(wh.query("SELECT item_id, qtype FROM qa_items WHERE benchmark = ?", [benchmark]))
+    rows = _judged_responses(wh, benchmark, model, judges)
+    return rows, [PanelRow(r["item_id"], r["setting"], r["lang"], qtypes.get(r["item_id"]), r["verdicts"],
+                           _language_ok(r), r["answered"], r["answered"] and is_refusal(r["given_answer"], r["lang"]))
+                  for r in rows]
+
+
+def window_questions(wh: Warehouse, benchmark: str, recipe: str, model: str, judges: list[str],
+                     config: ScoringConfig, windows: dict[str, str]) -> dict[str, list[Question]]:
+    """Per setting, each question's share of the headline metric (over the slice the headline pools: XRAG's
+    non-English languages, ECLEKTIC's pairs) with its window; recipes without dated items (imports) have none."""
+    by_setting: dict[str, dict[str, tuple[int, int]]] = {}
+    if recipe == "xrag":
+        settings: dict[str, list[PanelRow]] = defaultdict(list)
+        for row in _panel_rows(wh, benchmark, model, judges)[1]:
+            if row.lang != BASELINE_LANG:
+                settings[row.setting].append(row)
+        by_setting = {s: question_accuracy(rows, config.judge_failures) for s, rows in settings.items()}
+    elif recipe == "eclektic":
+        members = _eclektic_members(*_eclektic_targets(_judged_responses(wh, benchmark, model, judges)))
+        by_setting = {s: question_successes(_kept(rows, config.judge_failures)) for s, rows in members.items()}
+    return {setting: [Question(q, windows.get(q, "unknown"), hits, size) for q, (hits, size) in sorted(counts.items())]
+            for setting, counts in sorted(by_setting.items())}
 
 
 def _language_ok(response: dict) -> bool | None:
@@ -244,11 +284,15 @@ def failed_responses(wh: Warehouse, benchmark: str, model: str, cells: list[tupl
 
 
 def score_model(wh: Warehouse, benchmark: str, recipe: str, model: str, judges: list[str], config: ScoringConfig,
-                fp: str) -> StageOutput:
-    """Replace ``model``'s leaderboard rows on ``benchmark`` with the scores of its stored responses."""
+                fp: str, windows: dict[str, str] | None = None) -> StageOutput:
+    """Replace ``model``'s leaderboard rows on ``benchmark`` with the scores of its stored responses; with
+    ``windows`` (item id → window relative to the model's cutoff) also the headline split by window and the gap."""
     if recipe not in SCORERS:
         raise ConfigError(f"no scorer for recipe {recipe!r} (scorers: {', '.join(sorted(SCORERS))})")
     scores, note = SCORERS[recipe](wh, benchmark, model, judges, config)
+    if windows is not None:
+        for setting, questions in window_questions(wh, benchmark, recipe, model, judges, config, windows).items():
+            scores += window_scores(questions, setting, HEADLINE[recipe], seed=config.seed, resamples=config.resamples)
     scores = _counted(scores, wh, benchmark, model, judges)
     mode = config.mkqa_mode if recipe == "mkqa" else "protocol"
     rows = [[benchmark, s.setting, s.lang, s.subset, model, s.metric, s.value, s.ci_low, s.ci_high, s.n, mode,

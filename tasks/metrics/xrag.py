@@ -65,15 +65,24 @@ class PanelRow:
         return self.answered and any(v is None for v in self.verdicts)
 
 
+def question_accuracy(rows: Iterable[PanelRow], judge_failures: JudgeFailures) -> dict[str, tuple[int, int]]:
+    """Per question: its correct responses and the responses counted (the units accuracy pools)."""
+    by_question: dict[str, list[PanelRow]] = defaultdict(list)
+    for row in rows:
+        by_question[row.question_id].append(row)
+    counted = {q: [r for r in g if r.decision is not None or judge_failures == "incorrect"] for q, g in by_question.items()}
+    return {q: (sum(r.decision is True for r in g), len(g)) for q, g in counted.items()}
+
+
 def _slice_scores(rows: list[PanelRow], setting: str, lang: str, subset: str, *, seed: int, resamples: int,
                   judge_failures: JudgeFailures) -> list[Score]:
     by_question: dict[str, list[PanelRow]] = defaultdict(list)
     for row in rows:
         by_question[row.question_id].append(row)
     groups = list(by_question.values())
-    counted = [[r for r in g if r.decision is not None or judge_failures == "incorrect"] for g in groups]
-    correct = [sum(r.decision is True for r in g) for g in counted]
-    sizes = [len(g) for g in counted]
+    hits = question_accuracy(rows, judge_failures)
+    correct = [hits[q][0] for q in by_question]
+    sizes = [hits[q][1] for q in by_question]
     tally = Tally.of((r.answered, r.judge_failed) for r in rows)
     scores = [Score(setting, lang, subset, "accuracy",
                     *as_percent(clustered_ratio_ci(correct, sizes, n_resamples=resamples, seed=seed)),

@@ -16,10 +16,11 @@ from prefect.states import State
 from tasks.catalog import SCORING
 from tasks.inference.prompting import TEMPLATES
 from tasks.judging.pointwise import KINDS
-from tasks.llm import template_hash
+from tasks.llm import load_registry, template_hash
 from tasks.metrics.agreement import judge_agreement
 from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, failed_responses, score_model
 from tasks.metrics.score import ALL
+from tasks.metrics.windows import item_windows
 from tasks.stage import ReadFields, StageRef, digest, run_stage
 from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.stages.reporting import artifact_key
@@ -39,9 +40,15 @@ MAX_KAPPA_METRICS = 10
 def scoring_stage(home: str, cell: str, benchmark: str, recipe: str, model: str, judges: list[str],
                   config: ScoringConfig, upstream: list[StageRef], force: frozenset[str],
                   run_id: str) -> StageRef | State[StageRef]:
-    """The leaderboard rows of one model on one benchmark."""
+    """The leaderboard rows of one model on one benchmark, with its headline split by window relative to the
+    model's knowledge cutoff (a model outside the registry, such as an imported system's, has none)."""
     wh = shared_warehouse(home)
-    read = ReadFields.of(config, *ScoringConfig.model_fields, recipe=recipe, judges=sorted(judges), rows=digest([
+    registry = load_registry(home=wh.home)
+    cutoff = registry.get(model).cutoff_day if model in registry.names else None
+    windows = item_windows(wh, benchmark, cutoff)
+    read = ReadFields.of(config, *ScoringConfig.model_fields, recipe=recipe, judges=sorted(judges),
+                         cutoff=cutoff.isoformat() if cutoff else None, windows=digest(sorted(windows.items()) if windows else None),
+                         rows=digest([
         wh.query("SELECT instance_id, status, reason, answer, language_status, detected_lang FROM responses"
                  " WHERE benchmark = ? AND model = ? ORDER BY ALL", [benchmark, model]),
         wh.query("SELECT instance_id, judge, verdict, status FROM judgements WHERE benchmark = ? AND model = ?"
@@ -49,7 +56,7 @@ def scoring_stage(home: str, cell: str, benchmark: str, recipe: str, model: str,
     ]))
     inputs = {f"cell_{i}": ref for i, ref in enumerate(upstream)}
     return as_task_result(run_stage(
-        wh, SCORING, cell, read, inputs, lambda fp: score_model(wh, benchmark, recipe, model, judges, config, fp),
+        wh, SCORING, cell, read, inputs, lambda fp: score_model(wh, benchmark, recipe, model, judges, config, fp, windows),
         force=forced(SCORING.name, force), run_id=run_id))
 
 

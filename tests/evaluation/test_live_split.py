@@ -1,0 +1,98 @@
+"""The leaderboard split by knowledge cutoff: hand-computed windows and scores, and the gap's paired bootstrap."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tasks.metrics.leaderboard import ScoringConfig, score_model
+from tasks.metrics.windows import GAP_METRIC, GAP_SUBSET, Question, item_windows, question_window, window_scores
+from tasks.warehouse.db import Warehouse
+from tests.support.warehouse_docs import ingest_dump
+
+OCT, NOV = date(2026, 10, 31), date(2026, 11, 30)
+SETTING = "multilingual_retrieval"
+
+
+@pytest.mark.parametrize(("cutoff", "articles", "window"), [
+    (None, [(NOV, OCT)], "unknown"),  # no cutoff
+    (OCT, [], "unknown"),  # no supporting article known
+    (OCT, [(OCT, None), (NOV, OCT)], "before_cutoff"),  # one article was there by the cutoff
+    (OCT, [(NOV, OCT), (NOV, OCT)], "after_cutoff"),  # both appeared after the October dump, the cutoff's day
+    (date(2026, 10, 15), [(NOV, OCT)], "after_cutoff"),
+    (date(2026, 11, 15), [(NOV, OCT)], "unknown"),  # appeared between Oct 31 and Nov 30: either side of Nov 15
+    (OCT, [(NOV, OCT), (None, None)], "unknown"),  # an undated article
+])
+def test_a_question_window_from_its_articles_dates(cutoff: date | None, articles: list, window: str) -> None:
+    assert question_window(cutoff, articles) == window
+
+
+# q1: articles 1 (Oct) and 3 (new in Nov); q2: 3 and 4 (both new in Nov); q3: 2 (Oct); q4: 4; q5: an unknown page
+ITEMS = {"q1": [1, 3], "q2": [3, 4], "q3": [2], "q4": [4], "q5": [99]}
+VERDICTS = {"q1": "yes", "q2": "no", "q3": "yes", "q4": "yes", "q5": "no"}
+
+
+def _leaderboard(tmp_path: Path, cutoff: date | None) -> dict[str, tuple]:
+    with Warehouse(tmp_path / "home") as wh:
+        ingest_dump(wh, "en", "20261031", [(1, "One", None), (2, "Two", None)])
+        ingest_dump(wh, "en", "20261130", [(1, "One", None), (2, "Two", None), (3, "Three", None), (4, "Four", None)])
+        with wh.transaction() as cur:
+            cur.execute("INSERT INTO qa_benchmarks VALUES ('x', 'xrag', ['en', 'de'], 'g', '{}', now())")
+            for item, pages in ITEMS.items():
+                documents = "[" + ", ".join(f'{{"lang": "en", "page_id": {p}, "title": "t"}}' for p in pages) + "]"
+                cur.execute("INSERT INTO qa_items (benchmark, item_id, recipe, lang, documents, status, generator,"
+                            " fingerprint) VALUES ('x', ?, 'xrag', 'en', ?, 'ok', 'g', 'fp')", [item, documents])
+                instance = f"{item}:de"
+                cur.execute("INSERT INTO instances (benchmark, instance_id, item_id, recipe, setting, lang, question,"
+                            " answer, source_lang, documents, seed, fingerprint) VALUES ('x', ?, ?, 'xrag', ?, 'de',"
+                            " 'Frage?', 'Berlin', 'en', '[]', 0, 'fp')", [instance, item, SETTING])
+                cur.execute("INSERT INTO responses (benchmark, instance_id, model, setting, lang, status, answer,"
+                            " citations, template, fingerprint) VALUES ('x', ?, 'm', ?, 'de', 'ok', 'Berlin', [], 't',"
+                            " 'fp')", [instance, SETTING])  # the gold answer itself: in the question's language
+                cur.execute("INSERT INTO judgements (benchmark, instance_id, model, judge, kind, verdict, status,"
+                            " fingerprint) VALUES ('x', ?, 'm', 'j', 'correct', ?, 'ok', 'fp')", [instance, VERDICTS[item]])
+        windows = item_windows(wh, "x", cutoff)
+        score_model(wh, "x", "xrag", "m", ["j"], ScoringConfig(resamples=200), "fp", windows)
+        return {subset: (metric, value, n) for subset, metric, value, n in wh.query(
+            "SELECT subset, metric, value, n FROM leaderboard WHERE subset LIKE 'window:%' AND setting = ?", [SETTING])}
+
+
+def test_a_model_with_a_cutoff_is_split_by_hand(tmp_path: Path) -> None:
+    rows = _leaderboard(tmp_path, OCT)  # cutoff 2026-10 (covers all of October)
+    assert rows == {
+        "window:before_cutoff": ("accuracy", 100.0, 2),  # q1 yes, q3 yes: 2 of 2
+        "window:after_cutoff": ("accuracy", 50.0, 2),  # q2 no, q4 yes: 1 of 2
+        "window:unknown": ("accuracy", 0.0, 1),  # q5 no
+        GAP_SUBSET: (GAP_METRIC, 50.0, 4),  # 100 - 50 points, over the 4 dated questions
+    }
+
+
+def test_a_model_without_a_cutoff_is_all_unknown(tmp_path: Path) -> None:
+    rows = _leaderboard(tmp_path, None)
+    assert rows["window:unknown"] == ("accuracy", 60.0, 5)  # 3 yes of 5
+    assert rows["window:before_cutoff"] == rows["window:after_cutoff"] == ("accuracy", None, 0)
+    assert rows[GAP_SUBSET] == (GAP_METRIC, None, 0)
+
+
+def test_the_gap_interval_matches_scipys_paired_bootstrap() -> None:
+    # 30 questions before the cutoff (24 correct: 80%), 20 after (9 correct: 45%): a gap of 35 points
+    before = [Question(f"b{i}", "before_cutoff", float(i < 24), 1.0) for i in range(30)]
+    after = [Question(f"a{i}", "after_cutoff", float(i < 9), 1.0) for i in range(20)]
+    gap = window_scores(before + after, "s", "accuracy", seed=1, resamples=20000)[-1]
+    assert gap.value == pytest.approx(35.0)
+    hits = np.array([q.hits for q in before + after])
+    is_before = np.array([q.window == "before_cutoff" for q in before + after])
+
+    def difference(h: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+        return 100 * ((h * b).sum(axis) / b.sum(axis) - (h * ~b).sum(axis) / (~b).sum(axis))
+
+    reference = stats.bootstrap((hits, is_before), difference, paired=True, vectorized=True, method="percentile",
+                                n_resamples=20000, rng=np.random.default_rng(7)).confidence_interval
+    # two independent Monte Carlo runs of the same percentile interval: they agree to well under a point
+    assert gap.ci_low == pytest.approx(reference.low, abs=1.0)
+    assert gap.ci_high == pytest.approx(reference.high, abs=1.0)
+    assert gap.ci_low < 35.0 < gap.ci_high
