@@ -39,10 +39,11 @@ from tasks.warehouse.db import Warehouse
 
 
 def corpus_refs(wh: Warehouse, langs: list[str]) -> dict[str, StageRef]:
-    """The current documents and sitelinks outputs of ``langs``: what a QA build reads from the corpus."""
+    """The current documents, appearance and sitelinks outputs of ``langs``: what a QA build reads from the corpus
+    (a live build's window reads the first-appearance dates)."""
     refs = {}
     for lang in langs:
-        for stage in ("documents", "sitelinks"):
+        for stage in ("documents", "appearance", "sitelinks"):
             ref = current_ref(wh, stage, lang)
             if ref is not None:
                 refs[f"{stage}_{lang}"] = ref

@@ -43,9 +43,9 @@ def _listed_stages(text: str) -> list[str]:
 
 def test_force_help_names_the_stages_each_command_runs_and_reads() -> None:
     # by hand from the pipeline: what each command runs, and the stages those read
-    assert _listed_stages(_help("corpus", "ingest")) == ["download", "documents", "sitelinks"]
+    assert _listed_stages(_help("corpus", "ingest")) == ["download", "documents", "appearance", "sitelinks"]
     assert _listed_stages(_help("clir", "build")) == ["documents", "index", "retrieval", "qrels"]
-    qa = ["documents", "sitelinks", "index", "qa-candidates", "qa-generate", "xrag-pairs", "xrag-related",
+    qa = ["documents", "appearance", "sitelinks", "index", "qa-candidates", "qa-generate", "xrag-pairs", "xrag-related",
           "xrag-questions", "qa-prescreen", "translate", "distractors", "instances"]
     for path in [("qa", "build"), ("translate",), ("instances", "build")]:
         assert _listed_stages(_help(*path)) == qa, path
