@@ -158,14 +158,24 @@ def leaderboard(
     benchmark: Annotated[str, typer.Option(help="Benchmark name.")],
     output: Annotated[str, typer.Option("--format", help="table | json | csv.")] = "table",
     models: Annotated[Optional[str], typer.Option(help="Only these models, comma-separated.")] = None,
+    months: Annotated[Optional[str], typer.Option(
+        help="A live family (benchmarks named NAME-YYYY-MM): the months to pool, comma-separated (default: all).")] = None,
 ) -> None:
-    """Print a benchmark's leaderboard: every metric per setting, language and model, with its 95% interval."""
+    """Print a benchmark's leaderboard: every metric per setting, language and model, with its 95% interval; for a
+    live family (--benchmark xrag-live over xrag-live-YYYY-MM), the window split pooled over the chosen months."""
+    from tasks.metrics import live_months, pooled_window_rows
     from tasks.stages import leaderboard_rows
 
     if output not in ("table", "json", "csv"):
         fail(ConfigError(f"--format {output!r}: choose table, json or csv"))
-    rows = with_warehouse(lambda wh: leaderboard_rows(wh, benchmark, split_list(models) if models else None),
-                          read_only=True)
+    chosen = split_list(models) if models else None
+
+    def read(wh: Warehouse) -> list[dict]:
+        if months or (not leaderboard_rows(wh, benchmark, chosen) and live_months(wh, benchmark)):
+            return pooled_window_rows(wh, benchmark, split_list(months) if months else None, chosen)
+        return leaderboard_rows(wh, benchmark, chosen)
+
+    rows = with_warehouse(read, read_only=True)
     if not rows:
         fail(ConfigError(f"no leaderboard for benchmark {benchmark!r}; run `babelbench eval --benchmark {benchmark}"
                          " --models …` first"))

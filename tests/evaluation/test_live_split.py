@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tasks.errors import ConfigError
+from tasks.llm.registry import MODELS_ENV
 from tasks.metrics.leaderboard import ScoringConfig, score_model
+from tasks.metrics.live import live_months, pooled_window_rows
 from tasks.metrics.windows import GAP_METRIC, GAP_SUBSET, Question, item_windows, question_window, window_scores
 from tasks.warehouse.db import Warehouse
 from tests.support.warehouse_docs import ingest_dump
@@ -36,29 +39,66 @@ ITEMS = {"q1": [1, 3], "q2": [3, 4], "q3": [2], "q4": [4], "q5": [99]}
 VERDICTS = {"q1": "yes", "q2": "no", "q3": "yes", "q4": "yes", "q5": "no"}
 
 
+def _benchmark(wh: Warehouse, name: str) -> None:
+    """Benchmark ``name``: the five items above, each asked once in German and answered by model m, judged by j."""
+    with wh.transaction() as cur:
+        cur.execute("INSERT INTO qa_benchmarks VALUES (?, 'xrag', ['en', 'de'], 'g', '{}', now())", [name])
+        for item, pages in ITEMS.items():
+            documents = "[" + ", ".join(f'{{"lang": "en", "page_id": {p}, "title": "t"}}' for p in pages) + "]"
+            cur.execute("INSERT INTO qa_items (benchmark, item_id, recipe, lang, documents, status, generator,"
+                        " fingerprint) VALUES (?, ?, 'xrag', 'en', ?, 'ok', 'g', 'fp')", [name, item, documents])
+            instance = f"{item}:de"
+            cur.execute("INSERT INTO instances (benchmark, instance_id, item_id, recipe, setting, lang, question,"
+                        " answer, source_lang, documents, seed, fingerprint) VALUES (?, ?, ?, 'xrag', ?, 'de',"
+                        " 'Frage?', 'Berlin', 'en', '[]', 0, 'fp')", [name, instance, item, SETTING])
+            cur.execute("INSERT INTO responses (benchmark, instance_id, model, setting, lang, status, answer,"
+                        " citations, template, fingerprint) VALUES (?, ?, 'm', ?, 'de', 'ok', 'Berlin', [], 't',"
+                        " 'fp')", [name, instance, SETTING])  # the gold answer itself: in the question's language
+            cur.execute("INSERT INTO judgements (benchmark, instance_id, model, judge, kind, verdict, status,"
+                        " fingerprint) VALUES (?, ?, 'm', 'j', 'correct', ?, 'ok', 'fp')", [name, instance, VERDICTS[item]])
+
+
+def _dumps(wh: Warehouse) -> None:
+    ingest_dump(wh, "en", "20261031", [(1, "One", None), (2, "Two", None)])
+    ingest_dump(wh, "en", "20261130", [(1, "One", None), (2, "Two", None), (3, "Three", None), (4, "Four", None)])
+
+
+def _window_rows(rows: list[tuple]) -> dict[str, tuple]:
+    return {subset: (metric, value, n) for subset, metric, value, n in rows if subset.startswith("window:")}
+
+
 def _leaderboard(tmp_path: Path, cutoff: date | None) -> dict[str, tuple]:
     with Warehouse(tmp_path / "home") as wh:
-        ingest_dump(wh, "en", "20261031", [(1, "One", None), (2, "Two", None)])
-        ingest_dump(wh, "en", "20261130", [(1, "One", None), (2, "Two", None), (3, "Three", None), (4, "Four", None)])
-        with wh.transaction() as cur:
-            cur.execute("INSERT INTO qa_benchmarks VALUES ('x', 'xrag', ['en', 'de'], 'g', '{}', now())")
-            for item, pages in ITEMS.items():
-                documents = "[" + ", ".join(f'{{"lang": "en", "page_id": {p}, "title": "t"}}' for p in pages) + "]"
-                cur.execute("INSERT INTO qa_items (benchmark, item_id, recipe, lang, documents, status, generator,"
-                            " fingerprint) VALUES ('x', ?, 'xrag', 'en', ?, 'ok', 'g', 'fp')", [item, documents])
-                instance = f"{item}:de"
-                cur.execute("INSERT INTO instances (benchmark, instance_id, item_id, recipe, setting, lang, question,"
-                            " answer, source_lang, documents, seed, fingerprint) VALUES ('x', ?, ?, 'xrag', ?, 'de',"
-                            " 'Frage?', 'Berlin', 'en', '[]', 0, 'fp')", [instance, item, SETTING])
-                cur.execute("INSERT INTO responses (benchmark, instance_id, model, setting, lang, status, answer,"
-                            " citations, template, fingerprint) VALUES ('x', ?, 'm', ?, 'de', 'ok', 'Berlin', [], 't',"
-                            " 'fp')", [instance, SETTING])  # the gold answer itself: in the question's language
-                cur.execute("INSERT INTO judgements (benchmark, instance_id, model, judge, kind, verdict, status,"
-                            " fingerprint) VALUES ('x', ?, 'm', 'j', 'correct', ?, 'ok', 'fp')", [instance, VERDICTS[item]])
-        windows = item_windows(wh, "x", cutoff)
-        score_model(wh, "x", "xrag", "m", ["j"], ScoringConfig(resamples=200), "fp", windows)
-        return {subset: (metric, value, n) for subset, metric, value, n in wh.query(
-            "SELECT subset, metric, value, n FROM leaderboard WHERE subset LIKE 'window:%' AND setting = ?", [SETTING])}
+        _dumps(wh)
+        _benchmark(wh, "x")
+        score_model(wh, "x", "xrag", "m", ["j"], ScoringConfig(resamples=200), "fp", item_windows(wh, "x", cutoff))
+        return _window_rows(wh.query("SELECT subset, metric, value, n FROM leaderboard WHERE setting = ?", [SETTING]))
+
+
+def test_months_of_a_live_family_pool_their_questions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(MODELS_ENV, raising=False)
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "models.yaml").write_text(
+        "models:\n  - {name: m, backend: baseline, model: abstain, knowledge_cutoff: 2026-10}\n")
+    with Warehouse(tmp_path / "home") as wh:
+        _dumps(wh)
+        for name in ("live-2026-10", "live-2026-11", "live-extra"):
+            _benchmark(wh, name)
+            score_model(wh, name, "xrag", "m", ["j"], ScoringConfig(resamples=200), "fp")
+        assert live_months(wh, "live") == ["2026-10", "2026-11"]  # live-extra is no month
+        pooled = pooled_window_rows(wh, "live", None, None, ScoringConfig(resamples=200))
+        only = pooled_window_rows(wh, "live", ["2026-11"], None, ScoringConfig(resamples=200))
+        with pytest.raises(ConfigError, match="no month 2026-12"):
+            pooled_window_rows(wh, "live", ["2026-12"])
+    rows = _window_rows([(r["subset"], r["metric"], r["value"], r["n"]) for r in pooled])
+    assert rows == {
+        "window:before_cutoff": ("accuracy", 100.0, 4),  # q1 and q3 of both months: 4 of 4
+        "window:after_cutoff": ("accuracy", 50.0, 4),  # q2 no, q4 yes, twice: 2 of 4
+        "window:unknown": ("accuracy", 0.0, 2),
+        GAP_SUBSET: (GAP_METRIC, 50.0, 8),
+    }
+    assert {r["mode"] for r in pooled} == {"pooled:2026-10,2026-11"}
+    assert next(r["n"] for r in only if r["subset"] == "window:before_cutoff") == 2  # one month alone
 
 
 def test_a_model_with_a_cutoff_is_split_by_hand(tmp_path: Path) -> None:
