@@ -43,11 +43,11 @@ def question_window(cutoff: date | None, articles: Sequence[tuple[date | None, d
 
 def item_windows(wh: Warehouse, benchmark: str, cutoff: date | None) -> dict[str, str] | None:
     """item id → window for every item of ``benchmark``; None when no item has a dated supporting article (an
-    imported benchmark, a home without dated dumps): then there is nothing to split."""
+    imported benchmark, whose page ids are another wiki's, or a home without dated dumps): nothing to split."""
     rows = wh.query(
         "WITH docs AS (SELECT i.item_id, u.doc.lang AS lang, u.doc.page_id AS page_id FROM qa_items i,"
         " unnest(from_json(i.documents, '[{\"lang\": \"VARCHAR\", \"page_id\": \"BIGINT\"}]')) AS u(doc)"
-        " WHERE i.benchmark = ?)"
+        " WHERE i.benchmark = ? AND NOT starts_with(i.generator, 'import:'))"
         " SELECT i.item_id, list((dd.first_dump, dd.appeared_after)) FILTER (WHERE docs.lang IS NOT NULL)"
         " FROM qa_items i LEFT JOIN docs USING (item_id)"
         " LEFT JOIN document_dates dd ON dd.lang = docs.lang AND dd.page_id = docs.page_id"
