@@ -9,17 +9,19 @@ from pathlib import Path
 from flows.backfill import BackfillParams, backfill_flow
 from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
-from flows.demo_qa import JUDGE, XRAG_SAMPLE, run_qa_demo
+from flows.demo_qa import JUDGE, LIVE_BENCHMARK, LOCAL_CUTOFF, XRAG_SAMPLE, run_qa_demo
 from tasks.pairing import ClirConfig
 from tasks.sample import (
+    EARLIER_DATE,
     arena_summary,
-    build_sample_mirror,
+    build_live_mirror,
     collection_summary,
     corpus_summary,
     judge_summary,
     leaderboard_summary,
     load_questions,
     qa_summary,
+    window_summary,
 )
 from tasks.stages import ClirEvalParams
 from tasks.tracking import tracking_uri
@@ -57,9 +59,12 @@ class DemoReport:
 
 def run_demo(home: Path) -> DemoReport:
     """Everything on embedded defaults: a file:// mirror, the DuckDB warehouse, a local MLflow store."""
-    mirror = build_sample_mirror(home / "sample-mirror")
+    mirror, added = build_live_mirror(home / "sample-mirror")
     langs = [lang for lang in mirror.langs if lang not in BACKFILL_LANGS]
-    rows = corpus_flow(CorpusParams(langs=langs, source=mirror.root.as_uri(), home=str(home), progress=False))
+    # the month-earlier dump first, then the current one: the articles only the later one has are new
+    rows = corpus_flow(CorpusParams(langs=langs, source=mirror.root.as_uri(), date=EARLIER_DATE, home=str(home),
+                                    progress=False))
+    rows += corpus_flow(CorpusParams(langs=langs, source=mirror.root.as_uri(), home=str(home), progress=False))
     # The sample is tiny: keep every language (the paper's 10,000-document floor would drop them all).
     clir = ClirConfig(min_documents=10)
     rows += clir_build_flow(ClirBuildParams(name=DEMO_COLLECTION, langs=langs, multi=True, clir=clir, home=str(home)))
@@ -74,6 +79,7 @@ def run_demo(home: Path) -> DemoReport:
         board_columns, board_rows = leaderboard_summary(wh)
         arena_columns, arena_rows = arena_summary(wh, XRAG_SAMPLE, JUDGE)
         judge_columns, judge_rows = judge_summary(wh)
+        window_columns, window_rows = window_summary(wh)
         columns, summary = corpus_summary(wh)
         collection = collection_summary(wh, DEMO_COLLECTION)
     table = _table(columns, summary)
@@ -101,6 +107,16 @@ MKQA and ECLEKTIC, extractive has nothing to copy and declines like abstain); NU
 no source answer was accepted); percentages on a 0-100 scale; failed: responses that failed; judge_failed:
 answered responses without a readable verdict:
 {_table(board_columns, board_rows)}
+
+Live benchmarks: the sample mirror has two dumps, {EARLIER_DATE} and {mirror.date}; the later adds {len(added)} local
+articles ({', '.join(added)}). Each article is dated by the first dump it appeared in, {LIVE_BENCHMARK} is built
+from the new ones only (`qa build --window {mirror.date}`), and `local` is registered with the knowledge cutoff
+{LOCAL_CUTOFF}, the earlier dump's day (the baselines have none: unknown). Each model's closed-book overall success
+by window (before_cutoff: questions on articles the earlier dump had; after_cutoff: on articles new since), and
+the contamination gap, before minus after, with its paired bootstrap interval. n counts question pairs (a source
+answer and a translated one); the local model's translations rarely pass the gate, so here n is small or 0 and a
+value undefined (None) — with a real generator and translator the same rows fill in:
+{_table(window_columns, window_rows)}
 
 Every judge answers one JSON object (a short justification, then the verdict), held to that schema where the
 backend can (the local model decodes under a grammar made from it); a reply not plainly yes or no is never
@@ -130,6 +146,7 @@ Where to look:
   instances   {home / 'exports'}  (<benchmark>/<setting>.<lang>.jsonl)
   review      {bb} review export --benchmark eclektic --out review.csv
   leaderboard {bb} leaderboard --benchmark {XRAG_SAMPLE}
+              {bb} leaderboard --benchmark eclektic-live   (the live family's months pooled)
   report      {home / 'report.html'}  (self-contained HTML: ratings, intervals, heatmap, judge consistency, metrics)
   MLflow UI   {console_script('mlflow')} ui --backend-store-uri {tracking_uri(home)}   (then http://127.0.0.1:5000)
   Prefect UI  make serve   (then http://127.0.0.1:4200 — flow runs corpus, clir-build, clir-eval, qa-build, translate, instances, evaluate, arena, report)

@@ -30,8 +30,9 @@ from flows.report import ReportParams, report_flow
 from tasks.arena import ArenaConfig
 from tasks.imports import import_dataset
 from tasks.instances import InstanceConfig
-from tasks.qa import XragConfig
-from tasks.sample import load_questions, write_xrag_sample
+from tasks.llm import edit_model
+from tasks.qa import EclekticConfig, XragConfig, parse_window
+from tasks.sample import EARLIER_DATE, load_questions, write_xrag_sample
 from tasks.warehouse import Warehouse
 
 GENERATOR = "local"
@@ -50,6 +51,12 @@ ECLEKTIC_TARGETS = ["en"]
 # evaluation is on the bundled sample, where one generated question would say nothing).
 XRAG_LANGS = ["en", "de"]
 XRAG = XragConfig(max_pairs=1, question_types=("comparison",), questions_per_type=1)
+#: The live ECLEKTIC benchmark of the sample's later dump: its questions come from the articles new in it.
+LIVE_BENCHMARK = "eclektic-live-2026-11"
+LIVE_WINDOW = "20261101"
+#: The local model's knowledge cutoff in the demo: the earlier dump's day, so the articles that dump had are before
+#: it and those new in the later dump after it.
+LOCAL_CUTOFF = f"{EARLIER_DATE[:4]}-{EARLIER_DATE[4:6]}-{EARLIER_DATE[6:]}"
 
 
 def run_qa_demo(home: Path, langs: list[str]) -> list[dict]:
@@ -62,12 +69,17 @@ def run_qa_demo(home: Path, langs: list[str]) -> list[dict]:
     rows: list[dict] = []
     rows += qa_build_flow(QaBuildParams(recipe="eclektic", langs=langs, generator=GENERATOR, home=str(home)))
     rows += qa_build_flow(QaBuildParams(recipe="xrag", langs=XRAG_LANGS, generator=GENERATOR, xrag=XRAG, home=str(home)))
+    rows += qa_build_flow(QaBuildParams(recipe="eclektic", benchmark=LIVE_BENCHMARK, langs=langs, generator=GENERATOR,
+                                        eclektic=EclekticConfig(window=parse_window(LIVE_WINDOW)), home=str(home)))
+    edit_model(GENERATOR, {"knowledge_cutoff": LOCAL_CUTOFF}, home)
     policy = InstanceConfig(qc_policy="human")
-    for benchmark, targets in (("eclektic", ECLEKTIC_TARGETS), ("xrag", XRAG_LANGS[1:])):
+    for benchmark, targets in (("eclektic", ECLEKTIC_TARGETS), ("xrag", XRAG_LANGS[1:]),
+                               (LIVE_BENCHMARK, ECLEKTIC_TARGETS)):
         rows += translate_flow(TranslateParams(benchmark=benchmark, to=targets, translator=GENERATOR,
                                                qc_policy=policy.qc_policy, home=str(home)))
         rows += instances_flow(InstancesParams(benchmark=benchmark, instances=policy, home=str(home)))
-    rows += evaluate_flow(EvaluateParams(benchmark="eclektic", models=SYSTEMS, judges=[JUDGE], home=str(home)))
+    for benchmark in ("eclektic", LIVE_BENCHMARK):
+        rows += evaluate_flow(EvaluateParams(benchmark=benchmark, models=SYSTEMS, judges=[JUDGE], home=str(home)))
     with Warehouse(home) as wh:  # questions about the sample's world, in XRAG's and MKQA's published layouts
         import_dataset(wh, "xrag", write_xrag_sample(home / "xrag-sample.jsonl"), XRAG_SAMPLE, None)
         import_dataset(wh, "mkqa", MKQA_SAMPLE, "mkqa-sample", None)

@@ -10,6 +10,9 @@ __all__, __getattr__ = lazy_face(__name__, {
     "collection_summary": "report",
     "arena_summary": "report",
     "build_sample_mirror": "mirror",
+    "build_live_mirror": "mirror",
+    "EARLIER_DATE": "mirror",
+    "window_summary": "report",
     "load_questions": "xrag_sample",
     "write_xrag_sample": "xrag_sample",
 })

@@ -22,6 +22,8 @@ import hashlib
 import json
 import logging
 import re
+import shutil
+import tempfile
 import uuid
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,6 +47,9 @@ CONTENT_DIR = Path(__file__).with_name("articles")
 SITE_FILE = "wikis.yaml"
 TOPIC_FILES = "topics-*.yaml"
 DEFAULT_DATE = "20261101"
+#: The earlier dump of the two-date sample (:func:`build_live_mirror`): the wikis a month before, with fewer articles.
+EARLIER_DATE = "20261001"
+LOCAL_TOPICS = "topics-local.yaml"
 # Real dumps put 100 pages in a stream; a few per stream gives the sample several streams.
 PAGES_PER_STREAM = 4
 # dewiki gets a newer date whose dump is still running, so discovery has a date to skip.
@@ -820,6 +825,22 @@ def build_sample_mirror(dest: Path, date: str = DEFAULT_DATE, *, content_dir: Pa
         counts=MappingProxyType({site.dbname: _counts(content, site) for site in content.wikis}),
         in_progress=MappingProxyType({IN_PROGRESS_WIKI: later}),
     )
+
+
+def build_live_mirror(dest: Path, *, earlier: str = EARLIER_DATE, later: str = DEFAULT_DATE) -> tuple[SampleMirror, list[str]]:
+    """The sample mirror with two dump dates, as a wiki grows between dumps: the ``earlier`` dump lacks every
+    second local topic (the ECLEKTIC-style facts, in QID order), which the ``later`` one adds.  Returns the mirror
+    (its ``date`` the later dump) and the QIDs new in the later dump."""
+    with tempfile.TemporaryDirectory() as scratch:
+        content = Path(scratch) / "articles"
+        shutil.copytree(CONTENT_DIR, content)
+        document = yaml.safe_load((content / LOCAL_TOPICS).read_text(encoding="utf-8"))
+        local = sorted((t for t in document["topics"] if t.get("kind") != "disambiguation"), key=lambda t: t["qid"])
+        added = [topic["qid"] for topic in local[1::2]]
+        document["topics"] = [t for t in document["topics"] if t["qid"] not in added]
+        (content / LOCAL_TOPICS).write_text(yaml.safe_dump(document, allow_unicode=True, sort_keys=False), encoding="utf-8")
+        build_sample_mirror(dest, earlier, content_dir=content)
+    return build_sample_mirror(dest, later), added
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -36,6 +36,19 @@ def leaderboard_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
     return wh.query_with_columns(LEADERBOARD)
 
 
+WINDOW_SUMMARY = """
+    SELECT benchmark, setting, model, replace(subset, 'window:', '') AS window, metric, round(value, 3) AS value,
+           coalesce('[' || round(ci_low, 3) || ', ' || round(ci_high, 3) || ']', 'n/a') AS "95% interval", n
+    FROM leaderboard WHERE starts_with(subset, 'window:') AND lang = 'all' AND setting = 'closed_book'
+    ORDER BY benchmark, model, metric DESC, subset
+"""
+
+
+def window_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
+    """The leaderboard split by knowledge cutoff, closed book: each model's windows and contamination gap."""
+    return wh.query_with_columns(WINDOW_SUMMARY)
+
+
 ARENA_SUMMARY = """
     SELECT model,
            CASE unbounded WHEN 'high' THEN 'never lost' WHEN 'low' THEN 'never won' WHEN 'both' THEN 'unrated'

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tasks.errors import ConfigError
-from tasks.sample.mirror import CONTENT_DIR, build_sample_mirror, load_content, main
+from tasks.sample.mirror import CONTENT_DIR, EARLIER_DATE, build_live_mirror, build_sample_mirror, load_content, main
 from tasks.text.languages import all_rules
 
 DATE = "20261101"
@@ -544,3 +544,17 @@ def test_a_duplicate_title_is_refused(tmp_path) -> None:
     broken.write_text(broken.read_text(encoding="utf-8").replace("redirects: [Tarsk University]", "redirects: [Velna]"), encoding="utf-8")
     with pytest.raises(ConfigError, match="enwiki has several pages titled Velna"):
         load_content(tmp_path / "articles")
+
+
+def test_the_live_mirror_s_later_dump_adds_every_second_local_topic(tmp_path: Path) -> None:
+    mirror, added = build_live_mirror(tmp_path / "mirror")
+    local = sorted(t["qid"] for t in _yaml("topics-local.yaml")["topics"] if t["kind"] != "disambiguation")
+    assert added == local[1::2]  # every second local topic, in QID order
+
+    def items(date: str) -> set[str]:
+        root = tmp_path / "mirror" / "other" / "cirrussearch" / date
+        return {source.get("wikibase_item") for path in root.glob("*-content.json.gz") for _, source in read_cirrus(path)}
+
+    assert mirror.date == "20261101"
+    assert items("20261101") - items(EARLIER_DATE) == set(added)  # nothing else is new, nothing went away
+    assert items(EARLIER_DATE) <= items("20261101")
