@@ -17,7 +17,9 @@ change of machine load touches all of them alike; each reports its median (``<na
 ``<name>_vs_floor`` its median ÷ the floor's. Goals: a cached flow command (``import``, ``rerun``) at most 1.5,
 ``leaderboard`` and ``score`` at most 1. A local Prefect API this run started is stopped at the end.
 
-Run: ``.venv/bin/python benchmarks/cli_overhead.py [--repeat 5]``.
+Run: ``.venv/bin/python benchmarks/cli_overhead.py [--repeat 5] [--checkout DIR]``; ``--checkout`` times the CLI
+of another checkout of babelbench (e.g. a ``git worktree`` of an older commit) with this script and environment, so
+before and after are measured alike.
 """
 
 from __future__ import annotations
@@ -52,10 +54,10 @@ def _predictions(directory: Path) -> Path:
     return path
 
 
-def _run(command: list[str], env: dict[str, str]) -> float:
-    """Seconds ``command`` took; a failure stops the benchmark with its output."""
+def _run(command: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Seconds ``command`` took in ``cwd``; a failure stops the benchmark with its output."""
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command[2:])} failed with exit {done.returncode}:\n{done.stdout[-2000:]}"
@@ -66,12 +68,15 @@ def _run(command: list[str], env: dict[str, str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds (every command once per round)")
+    parser.add_argument("--checkout", type=Path, default=REPO, help="the babelbench checkout whose CLI is timed")
     args = parser.parse_args()
+    checkout = args.checkout.resolve()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         home = root / "home"
         env = {key: value for key, value in os.environ.items() if not key.startswith(("PREFECT_API", "BABELBENCH_"))}
-        env |= {"PREFECT_HOME": str(root / "prefect"), "DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+        env |= {"PREFECT_HOME": str(root / "prefect"), "DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                "PYTHONPATH": str(checkout)}
         cli = [sys.executable, "-m", "flows.cli", "--home", str(home)]
         predictions = _predictions(root)
         commands = {
@@ -83,19 +88,20 @@ def main() -> None:
         }
         try:
             say("preparing: import mkqa, eval --models oracle (unmeasured)")
-            first = _run(commands["import"], env)
-            _run([*cli, "eval", "--benchmark", "mkqa", "--models", "oracle"], env)
+            first = _run(commands["import"], env, checkout)
+            _run([*cli, "eval", "--benchmark", "mkqa", "--models", "oracle"], env, checkout)
             for name, command in commands.items():
-                _run(command, env)
+                _run(command, env, checkout)
             times: dict[str, list[float]] = {name: [] for name in commands}
             for round_ in range(1, args.repeat + 1):
                 for name, command in commands.items():
-                    times[name].append(_run(command, env))
+                    times[name].append(_run(command, env, checkout))
                 say(f"  round {round_}/{args.repeat}: " + ", ".join(f"{name} {t[-1]:.2f} s" for name, t in times.items()))
         finally:
-            subprocess.run([*cli, "server", "stop"], env=env, cwd=REPO, capture_output=True)
+            subprocess.run([*cli, "server", "stop"], env=env, cwd=checkout, capture_output=True)  # none before issue 30
     medians = {name: statistics.median(values) for name, values in times.items()}
-    metrics = {"repeat": args.repeat, "cpu_count": os.cpu_count(), "first_flow_command_s": round(first, 2),
+    metrics = {"checkout": str(checkout), "repeat": args.repeat, "cpu_count": os.cpu_count(),
+               "first_flow_command_s": round(first, 2),
                **{f"{name}_s": round(seconds, 2) for name, seconds in medians.items()}}
     ratios = {f"{name}_vs_floor": round(medians[name] / medians["floor"], 2) for name in commands if name != "floor"}
     emit("cli_overhead", metrics, ratios)
