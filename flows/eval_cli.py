@@ -6,7 +6,7 @@ import csv
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 
@@ -125,7 +125,28 @@ def arena(
     run_flow(arena_flow, lambda: ArenaParams(
         benchmark=benchmark, models=split_list(models), judge=judge, langs=split_list(langs) if langs else None,
         arena=ArenaConfig(queries_per_lang=queries_per_lang, judge_own_system=judge_own_system), ties=ties,
-        budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []))
+        budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []),
+        results=lambda params: _print_ratings(params.benchmark, params.judge))
+
+
+def _print_ratings(benchmark: str, judge: str) -> None:
+    for line in _ratings_lines(benchmark, judge):
+        typer.echo(line)
+
+
+def _ratings_lines(benchmark: str, judge: str | None = None, models: list[str] | None = None) -> list[str]:
+    """The benchmark's arena ratings over all languages (``judge``'s, or each judge's) as one table per judge."""
+    from tasks.arena import ratings_table
+    from tasks.stages import overall_ratings
+
+    rows = with_warehouse(lambda wh: overall_ratings(wh, benchmark, judge, models), read_only=True)
+    lines: list[str] = []
+    for name in sorted({row["judge"] for row in rows}):
+        mine = [row for row in rows if row["judge"] == name]
+        lines += ([""] if lines else []) + [f"arena ratings of {benchmark}, judge {name}: Bradley–Terry logits"
+                                            f" (mean zero) with 95% intervals, ties {mine[0]['ties']}"]
+        lines += ratings_table(mine)
+    return lines
 
 
 def report(
@@ -156,27 +177,46 @@ def rerun(
 
 def leaderboard(
     benchmark: Annotated[str, typer.Option(help="Benchmark name.")],
-    output: Annotated[str, typer.Option("--format", help="table | json | csv.")] = "table",
+    output: Annotated[str, typer.Option("--format", help="table | json | csv (json and csv: the evaluation's rows,"
+                                                         " or the arena's ratings where there is no evaluation).")]
+    = "table",
     models: Annotated[Optional[str], typer.Option(help="Only these models, comma-separated.")] = None,
 ) -> None:
-    """Print a benchmark's leaderboard: every metric per setting, language and model, with its 95% interval."""
-    from tasks.stages import leaderboard_rows
+    """Print a benchmark's leaderboard: every metric per setting, language and model, with its 95% interval; then
+    the arena's ratings over all languages (one table per judge)."""
+    from tasks.stages import leaderboard_rows, overall_ratings
 
     if output not in ("table", "json", "csv"):
         fail(ConfigError(f"--format {output!r}: choose table, json or csv"))
-    rows = with_warehouse(lambda wh: leaderboard_rows(wh, benchmark, split_list(models) if models else None),
-                          read_only=True)
+    chosen = split_list(models) if models else None
+    rows = with_warehouse(lambda wh: leaderboard_rows(wh, benchmark, chosen), read_only=True)
+    if output == "table":
+        ratings = _ratings_lines(benchmark, models=chosen)
+        if not rows and not ratings:
+            _nothing_to_show(benchmark)
+        if rows:
+            _print_table(rows)
+        for line in ([""] if rows and ratings else []) + ratings:
+            typer.echo(line)
+        return
+    columns: tuple[str, ...] = LEADERBOARD_COLUMNS
     if not rows:
-        fail(ConfigError(f"no leaderboard for benchmark {benchmark!r}; run `babelbench eval --benchmark {benchmark}"
-                         " --models …` first"))
+        rows = with_warehouse(lambda wh: overall_ratings(wh, benchmark, models=chosen), read_only=True)
+        columns = tuple(rows[0]) if rows else columns
+    if not rows:
+        _nothing_to_show(benchmark)
     if output == "json":
         typer.echo(json.dumps(rows, ensure_ascii=False, default=str))
-    elif output == "csv":
-        writer = csv.DictWriter(sys.stdout, fieldnames=LEADERBOARD_COLUMNS, extrasaction="ignore")
+    else:
+        writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
-    else:
-        _print_table(rows)
+
+
+def _nothing_to_show(benchmark: str) -> NoReturn:
+    fail(ConfigError(f"no leaderboard for benchmark {benchmark!r}: no evaluation and no arena ratings; run"
+                     f" `babelbench eval --benchmark {benchmark} --models …` or `babelbench arena --benchmark"
+                     f" {benchmark} …` first"))
 
 
 def _print_table(rows: list[dict]) -> None:

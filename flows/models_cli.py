@@ -5,7 +5,9 @@ messages), refuses a name that is taken, and writes the registry file
 atomically (:mod:`tasks.llm.registry_edit`).  The edit is then announced as a Prefect
 event ``babelbench.model.added`` (resource ``babelbench.model.<name>``), which
 the ``evaluate`` deployment's ``evaluate-on-new-model`` trigger answers; see
-``tasks/llm/registry.py``.
+``tasks/llm/registry.py``.  With no Prefect API in use (none configured, no
+local one running) nothing is said: the next command that runs a flow
+announces the edit.
 """
 
 # no `from __future__ import annotations`: typer reads the options' annotations at runtime
@@ -64,13 +66,16 @@ def models_add(
     price_out: Annotated[Optional[float], typer.Option(help="USD per million output tokens.")] = None,
     timeout: Annotated[Optional[float], typer.Option(help="Seconds to wait for one answer before retrying.")] = None,
 ) -> None:
-    """Add a model to the registry and announce it (Prefect event babelbench.model.added)."""
+    """Add a model to the registry and announce it (Prefect event babelbench.model.added) to the Prefect API in use:
+    PREFECT_API_URL's, or the local one while it runs; with neither, the next command that runs a flow announces it."""
     from tasks.llm import add_model
+    from tasks.prefect_api import running_api
 
     given = {"name": name, "backend": backend, "model": model, "base_url": base_url, "api_key_env": api_key_env,
              "api_key_secret": api_key_secret, "mode": mode, "max_concurrency": max_concurrency, "rpm": rpm,
              "tpm": tpm, "price_in": price_in, "price_out": price_out, "timeout": timeout}
     try:
+        api = running_api()
         target, changes = add_model({key: value for key, value in given.items() if value is not None}, _home())
     except ConfigError as exc:
         fail(exc)
@@ -78,7 +83,8 @@ def models_add(
     for change in changes:
         if change.sent:
             typer.echo(f"announced {change.event} for {change.name!r} (Prefect event, resource babelbench.model.{change.name})")
-        else:
-            typer.echo(f"not announced yet: {change.event} for {change.name!r} — no Prefect API is configured"
-                       " (PREFECT_API_URL) or it did not take the event; the next run that loads the registry"
-                       " and reaches one announces it")
+        elif api:  # with no API in use the next flow command announces it: nothing to do
+            typer.secho(f"not announced: the Prefect API at {api} did not take {change.event} for {change.name!r};"
+                        " check that it runs (`prefect server start`, or `babelbench server status` for the local"
+                        " one): the next command that loads the registry announces it", fg=typer.colors.YELLOW,
+                        err=True)

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tasks.mlflow_store import open_store
 from tasks.processes import process_alive
 from tasks.stage import StageRef
 from tasks.version import code_version
@@ -175,16 +176,13 @@ def _crash_prefect_flow_run(flow_run_id: str) -> None:
 
 @contextmanager
 def tracked_run(wh: Warehouse, flow: str, params: BaseModel, prefect_flow_run_id: str | None = None) -> Iterator[TrackedRun]:
-    """Open a ``runs`` row and an MLflow run (config, code version) around a flow run."""
+    """Open a ``runs`` row and an MLflow run (config, code version) around a flow run; MLflow's store is opened
+    here, by the flows that log to it (:func:`tasks.mlflow_store.open_store`)."""
     import mlflow
 
     run_id = uuid.uuid4().hex
+    open_store(tracking_uri(wh.home), wh.home, f"babelbench-{flow}")  # first: ending a crashed run's MLflow run opens it
     mark_crashed_runs(wh)
-    mlflow.set_tracking_uri(tracking_uri(wh.home))
-    experiment = f"babelbench-{flow}"
-    if mlflow.get_experiment_by_name(experiment) is None:
-        mlflow.create_experiment(experiment, artifact_location=(wh.home / "mlartifacts").as_uri())
-    mlflow.set_experiment(experiment)
     with wh.transaction() as cur:
         cur.execute(
             "INSERT INTO runs (run_id, flow, started_at, status, params, code_version, prefect_flow_run_id, pid, host)"

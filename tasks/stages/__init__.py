@@ -39,7 +39,7 @@ __all__, __getattr__ = lazy_face(__name__, {
     "instance_languages": "inventory",
     "instances_stage": "qa",
     "judging_stage": "judging",
-    "leaderboard_rows": "scoring",
+    "leaderboard_rows": "inventory",
     "log_evaluation": "clir_eval",
     "multi_qrels_stage": "clir",
     "overall_ratings": "inventory",

@@ -21,6 +21,7 @@ from tasks.metrics.agreement import judge_agreement
 from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, failed_responses, score_model
 from tasks.metrics.score import ALL
 from tasks.stage import ReadFields, StageRef, digest, run_stage
+from tasks.stages.inventory import leaderboard_rows
 from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.stages.reporting import artifact_key
 from tasks.tracking import TrackedRun, mlflow_name
@@ -51,17 +52,6 @@ def scoring_stage(home: str, cell: str, benchmark: str, recipe: str, model: str,
     return as_task_result(run_stage(
         wh, SCORING, cell, read, inputs, lambda fp: score_model(wh, benchmark, recipe, model, judges, config, fp),
         force=forced(SCORING.name, force), run_id=run_id))
-
-
-def leaderboard_rows(wh: Warehouse, benchmark: str, models: list[str] | None = None) -> list[dict[str, Any]]:
-    """The benchmark's leaderboard, best model first within each (setting, language, subset, metric)."""
-    where = " AND list_contains(?, model)" if models else ""
-    return wh.query_dicts(
-        "SELECT benchmark, setting, lang, subset, model, metric, value, ci_low, ci_high, n, answered, failed,"
-        " judge_failed, mode, judges FROM leaderboard"
-        f" WHERE benchmark = ?{where}"
-        " ORDER BY setting, lang = 'all' DESC, lang, subset = 'all' DESC, subset, metric, value DESC NULLS LAST, model",
-        [benchmark, models] if models else [benchmark])
 
 
 def report_evaluation(wh: Warehouse, benchmark: str, models: list[str], run: TrackedRun) -> None:
