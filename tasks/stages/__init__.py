@@ -49,6 +49,7 @@ __all__, __getattr__ = lazy_face(__name__, {
     "publish_estimate": "arena",
     "register_benchmark": "inventory",
     "register_collection": "clir",
+    "report_arena": "arena",
     "report_evaluation": "scoring",
     "require_results": "inventory",
     "response_languages": "inventory",
