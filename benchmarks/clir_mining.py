@@ -59,6 +59,7 @@ from tasks.index.base import (
 from tasks.warehouse.atomic import atomic_write_text
 from tasks.pairing.config import ClirConfig
 from tasks.pairing.mining import QUERY_BATCH, QueryBatch, mine_batch
+from tasks.plugins import register, unregister
 from tasks.warehouse.lake import cell_dir
 
 BENCHMARK = "clir_mining"
@@ -449,13 +450,14 @@ def _bm25s_model(path: str) -> tuple[Any, np.ndarray]:
 @contextmanager
 def peers_registered() -> Iterator[None]:
     """Make the peers reachable by name through ``get_backend`` (in this process only), as mine_batch looks them up."""
-    added = {"bm25s": f"{__name__}:Bm25sIndex", "lucene": f"{__name__}:LuceneIndex"}
-    registry.BACKENDS.update(added)
+    added = {"bm25s": Bm25sIndex, "lucene": LuceneIndex}
+    for name, backend in added.items():
+        register(registry.INDEX_BACKENDS.name, name)(backend)
     try:
         yield
     finally:
         for name in added:
-            registry.BACKENDS.pop(name, None)
+            unregister(registry.INDEX_BACKENDS.name, name)
 
 
 # -- what is timed -------------------------------------------------------------------------------

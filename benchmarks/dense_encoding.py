@@ -87,7 +87,7 @@ def build_model(size: str, texts: list[str], directory: Path) -> Path:
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
     from transformers import BertConfig, BertModel
 
-    from tests.tiny_models import _tokenizer
+    from tests.support.tiny_models import _tokenizer
 
     layers, hidden, heads = SIZES[size]
     torch.manual_seed(0)
@@ -291,7 +291,7 @@ def synthetic_collection(wh: Warehouse, n_docs: int, n_queries: int, name: str =
 def eval_child(args: argparse.Namespace) -> dict[str, Any]:
     """A dense evaluation of ``eval_queries`` titles against ``eval_docs`` documents, then the brute-force check."""
     from tasks.metrics.clir_eval import ALL, evaluate
-    from tests.tiny_models import build_bi_encoder
+    from tests.support.tiny_models import build_bi_encoder
 
     work = Path(tempfile.mkdtemp(prefix="dense-eval-"))
     try:

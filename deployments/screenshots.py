@@ -1,32 +1,11 @@
-"""Screenshots of the Prefect UI for the README's "Operations" section, taken in headless Chromium.
+"""Screenshots of the Prefect UI for ``docs/operations.md``, taken in headless Chromium.
 
-``python -m deployments.screenshots --out docs/img`` does, in a scratch
-directory that it removes afterwards:
+``python -m deployments.screenshots --out docs/img`` starts a real Prefect server and worker in a scratch
+directory, runs a corpus build, a stage rerun and a backfill on the bundled sample, adds a model, and
+photographs each page once it shows the text it should (else ``NAME.failed.png`` and exit 1).  Nothing here
+is needed to run babelbench; it documents it.
 
-1. starts a real ``prefect server`` with its UI on a free loopback port
-   (``PREFECT_HOME`` in the scratch directory, ``DO_NOT_TRACK=1``);
-2. registers every deployment of ``prefect.yaml`` (``deployments.register``)
-   and pauses the two chained-rebuild automations while the demo runs, so the
-   demo's corpus run does not start a full CLIR rebuild;
-3. builds the bundled sample mirror and, through a ``prefect worker`` on the
-   ``babelbench`` pool, runs three deployments on it: ``corpus-monthly`` on
-   four of the sample's languages, ``rerun-stage`` (stage ``sitelinks``) and
-   ``backfill`` (the fifth language) — so the UI has runs, task runs and the
-   runs' markdown artifacts;
-4. resumes the automations and, with the worker still running (so the
-   deployments show "Ready"), drives headless Chromium over the DevTools
-   protocol (fresh profile, nothing fetched beyond loopback) to each page,
-   waits until the page shows the text it should, and saves a PNG of it (quantised with Pillow if over 300 KB);
-5. stops the worker and adds a model with ``babelbench models add``: its event
-   makes the ``evaluate-on-new-model`` automation schedule an evaluation, left
-   scheduled in the last picture, the flow runs list.
-
-Pages: the deployments list, the ``rerun-stage`` run form (its stage enum
-opened), the stage rerun's corpus run (graph and logs: cached cells) and its
-Artifacts tab, its markdown summary, the backfill's markdown artifact, the
-automations, and the flow runs list.  A page that never shows its text is
-saved as ``NAME.failed.png`` and the command exits 1.  Nothing here is needed
-to run babelbench; it documents it.
+See ``docs/development.md``, "The Prefect UI pictures".
 """
 
 from __future__ import annotations

@@ -1,37 +1,13 @@
 """Backfill: add languages to everything already in the warehouse, computing only the missing cells.
 
-Each kind of result is run again on the parameters that define it (those of
-its latest run, see :func:`flows.rerun.scope_runs`) with the new languages
-added:
+Each kind of result runs again on the parameters of its latest run (:func:`flows.rerun.scope_runs`) with
+the new languages added — corpus sources (oldest first, so the newest one's documents win), built CLIR
+collections, generated QA benchmarks (as translation targets only: items written anew would depend on the
+benchmark's languages and recompute every cell), then evaluations, features and arenas.  Imported results
+keep their file's languages.  Everything that existed is a cache hit, so the report lists exactly what was
+added and what was skipped, and why.
 
-1. every corpus source (oldest first, so the newest source's documents are
-   current where two sources share a language): the new languages are
-   ingested from it; a language no source has is *skipped for lack of data*
-   from here on, and said so;
-2. every CLIR collection built here: the new languages join it — their index,
-   mining and every direction to and from them.  A collection imported from a
-   published CLIRMatrix directory is named as skipped: its languages are the
-   file's;
-3. every generated QA benchmark (ECLEKTIC, XRAG) gains the new languages as
-   *target* languages: its items — written from the source languages it was
-   built on — are translated into them (with its last translation's
-   translator and settings) and its instances are assembled again, so the new
-   languages get every setting the recipe asks in a translated language.  No
-   item is written anew: which facts are local to one language, and which
-   articles pair up, depend on the benchmark's languages, so regenerating
-   would recompute every cell.  A benchmark never translated (no translator
-   to use), or an XRAG benchmark without documents in the language (its
-   instances index every language), is named as skipped with the reason.
-   An imported benchmark (MKQA, ECLEKTIC, XRAG files) keeps the published
-   file's languages and is named as skipped unless it already has them;
-4. every evaluation: the models answer the new languages' instances and are
-   scored again; then every features run and arena of a benchmark that gained
-   answers in a new language runs again (an arena's battles per language; a
-   feature is one cell over every response, so it is computed again).
-
-Everything that already existed is a cache hit, so the report of the run —
-its stage table and the per-scope summary (log and a ``backfill`` markdown
-artifact) — lists exactly what was added and what was skipped, and why.
+See ``docs/caching.md``, "Backfill a language".
 """
 
 from __future__ import annotations
@@ -176,7 +152,7 @@ def backfill_benchmarks(bf: Backfill) -> None:
             continue
         if benchmark not in translations:
             bf.summary.append(f"benchmark {benchmark}: skipped {', '.join(wanted)}: never translated, so there is no"
-                              f" translator to use (run `babelbench qa translate --benchmark {benchmark} --to …`)")
+                              f" translator to use (run `babelbench translate --benchmark {benchmark} --to …`)")
             continue
         lacking = [lang for lang in wanted if recipe == "xrag" and lang not in documented]
         if lacking:

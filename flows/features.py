@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from tasks.catalog import FEATURES, descendants, scope
 from tasks.errors import ConfigError
-from tasks.features import TEMPLATES, FeatureModels, feature_names
+from tasks.features import FeatureModels, feature_names, graded_features
 from tasks.llm import Budget
 from tasks.settings import resolve_home
 from tasks.stages import collect_outcomes, features_stage, finish_run, flow_session, response_languages
@@ -35,7 +35,7 @@ def features_flow(params: FeaturesParams) -> list[dict]:
     """Every chosen feature of every response of the benchmark."""
     home = str(resolve_home(params.home))
     names = feature_names(params.features)
-    graded = sorted(set(names) & set(TEMPLATES))
+    graded = graded_features(names)
     if graded and params.grader is None:
         raise ConfigError(f"{', '.join(graded)}: graded by an LLM; name the grader (--grader, a registry name)")
     force = frozenset(descendants(scope("features"), params.force))

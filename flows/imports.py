@@ -10,8 +10,9 @@ from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
 from tasks.catalog import IMPORT
+from tasks.imports import import_cell
 from tasks.settings import resolve_home
-from tasks.stages import collect_outcomes, finish_run, flow_session, import_cell, import_stage
+from tasks.stages import collect_outcomes, finish_run, flow_session, import_stage
 from tasks.tracking import tracked_run
 
 Dataset = Literal["mkqa", "eclektic", "xrag", "miracl", "clirmatrix"]

@@ -39,8 +39,9 @@ from flows.imports import ImportParams, import_flow
 from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_flow, qa_build_flow, translate_flow
 from tasks.catalog import STAGES, owned_by
 from tasks.errors import ConfigError
+from tasks.imports import IMPORTERS
 from tasks.settings import resolve_home
-from tasks.stages import DEFAULT_NAMES, close_shared_warehouse, flow_run_params, shared_warehouse
+from tasks.stages import close_shared_warehouse, flow_run_params, shared_warehouse
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def _benchmark(params: dict[str, Any]) -> str | None:
 
 def _imported(params: dict[str, Any]) -> str | None:
     """The benchmark (or collection) an import wrote: its name, the dataset's default, or the directory's."""
-    return params.get("name") or DEFAULT_NAMES.get(params.get("dataset", "")) or Path(params["source"]).name
+    return params.get("name") or IMPORTERS.get(params["dataset"]).default_name or Path(params["source"]).name
 
 
 OWNERS = (

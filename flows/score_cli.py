@@ -72,18 +72,20 @@ def score_arena(
     """Bradley–Terry ratings (natural-log logits, mean zero) with 95% intervals and rank intervals, and the judge's
     consistency across both orders and first-position rate (every line of the file is one of its verdicts)."""
     from tasks.arena import (
+        DEFAULT_METHOD,
+        RATING_METHODS,
         OrderedVerdict,
         agreement_text,
         judge_agreement,
         rating_order,
         rating_text,
-        ratings,
         read_battles,
     )
 
     try:
         read = read_battles(battles)
-        result = ratings(read, bootstrap=bootstrap, seed=seed, ties=ties)  # type: ignore[arg-type]
+        result = RATING_METHODS.get(DEFAULT_METHOD).ratings(read, bootstrap=bootstrap, seed=seed,
+                                                            ties=ties)  # type: ignore[arg-type]
     except BabelbenchError as exc:
         fail(exc)
     result["judge"] = judge_agreement(OrderedVerdict(b.query_id, b.lang, b.model_a, b.model_b, b.winner) for b in read)

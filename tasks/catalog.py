@@ -6,7 +6,7 @@ fingerprint), the stages it reads, the tables (or home folders, ending in
 flows, the rerun form, backfill, the README's DAG and the CLI reference all
 read this list; nothing else lists stages.  Adding a stage is one domain
 function, one entry here and one migration (``docs/development.md``, "Adding
-a stage").
+a stage: a worked example").
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_llm_server import FakeLLMServer
+from tests.support.fake_llm_server import FakeLLMServer
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -75,7 +75,7 @@ def language_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[C
 
 @pytest.fixture
 def server() -> Iterator[FakeLLMServer]:
-    """A loopback OpenAI-compatible endpoint for one test (see tests/fake_llm_server.py)."""
+    """A loopback OpenAI-compatible endpoint for one test (see tests/support/fake_llm_server.py)."""
     with FakeLLMServer(lifetime=300) as fake:
         yield fake
 

@@ -4,7 +4,9 @@ from tasks.faces import lazy_face
 
 __all__, __getattr__ = lazy_face(__name__, {
     "ArenaConfig": "battles",
+    "DEFAULT_METHOD": "rating",
     "OrderedVerdict": "pairwise",
+    "RATING_METHODS": "rating",
     "Ties": "bradley_terry",
     "agreement_text": "pairwise",
     "best_first": "report",

@@ -1,24 +1,11 @@
 """Pairwise judging: a seeded sample of queries per language, every pair of systems on each, in both orders.
 
-The sample is drawn per language, with the seed, from the language's
-instances (of the settings that have responses) — never from "the queries
-every contestant answered": which systems answered must not decide which
-queries the others are compared on, and adding a system to the arena must
-not change anyone else's sample.  Its size is ``queries_per_lang``.  Each
-pair of systems is judged with A and B in both orders, so position bias is
-measured rather than hoped away.  Where one system of a pair has no answer
-on a sampled query (its response failed, was stopped by the budget, or was
-never asked) the pair is not sent to the judge: the system that answered
-wins, in both orders (a ``forfeit`` battle — a failure is a loss, never a
-silently smaller sample), and two systems without an answer tie.  A judge
-never rates a pair that includes its own system's answers unless
-``judge_own_system`` says so.  Every verdict is a ``battles`` row with its
-status; the pairs' requests go through the model layer (cache, budget,
-retries).  Before any cell is judged, :func:`judging_estimate` adds up what
-the whole arena — every language — may cost at most: the requests of every
-language's pairs where both systems answered (each pair twice, once per
-order) × the tokens of each request × the judge's price, counting only
-requests the call cache cannot answer.
+The sample is drawn from the language's instances whoever answered, so adding a system never changes the
+others' sample; both orders measure position bias.  A system without an answer on a sampled query loses
+that pair without a judge call (a ``forfeit`` battle: a failure is a loss, never a smaller sample).
+:func:`judging_estimate` bounds the whole arena's cost before any cell is judged.
+
+See ``docs/arena.md``, "Battles".
 """
 
 from __future__ import annotations

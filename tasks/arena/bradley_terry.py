@@ -1,59 +1,14 @@
 """Bradley–Terry ratings from pairwise battles, with bootstrap intervals over queries and rank intervals.
 
-P(i beats j) = σ(β_i − β_j).  The logits β are fitted by maximum likelihood
-on *deduplicated, weighted* battles — one row per (query, winner, loser)
-with its count — and centred to mean zero, on the natural-log scale.  The
-fit is Newton's method (the iteratively reweighted least squares of logistic
-regression) run on many weightings of the same rows at once
-(:func:`fit_many`): the objective is smooth and strictly convex, so from a
-warm start a handful of steps reach the optimum to machine precision, and
-each step is a few array operations and one batched solve of n × n systems
-for all weightings together.  A vanishing ridge (``RIDGE``) only keeps the
-arithmetic finite; it moves no rating by more than about 1e-5 where the
-maximum-likelihood ratings exist.
+P(i beats j) = σ(β_i − β_j); β is fitted by maximum likelihood (Newton's method on deduplicated, weighted
+rows, many weightings at once: :func:`fit_many`) and centred to mean zero, natural-log scale.  The rating
+is the fit on all battles; the bootstrap over queries only gives the intervals.  Ratings closer than
+``TIE`` are equal (identical battles must share a rank, not be ordered by rounding).  Systems without a
+finite maximum-likelihood rating (a group that never loses or never wins: :func:`unbounded_sides`) get
+none: they are ranked above or below the rated core, and an interval end that the tournaments leave
+infinite is open.
 
-Ties follow an explicit policy: ``drop`` ignores them, ``half`` counts a tie
-as half a win for each side.  A pair judged in both orders on a query whose
-two verdicts pick opposite winners (A wins shown first, B wins shown first)
-is a tie in both battles (:func:`order_flips`): the judge followed the
-position, not the answers, and the tie policy decides what that is worth.
-
-**The rating is the maximum-likelihood fit on all battles.**  The bootstrap
-only gives the intervals: a seeded bootstrap of tournaments resamples the
-*queries* (a query's battles move together); each tournament reweights the
-same rows by multinomial counts of their queries — all tournaments at once,
-one sparse product from (tournament × row) weights to (tournament × ordered
-pair) weights — and all are refitted together on the ordered pairs alone (at
-most n(n−1) rows, whatever the number of battles), warm-started from the
-full fit.  The 95% interval is the 2.5/97.5 percentiles of the tournaments'
-logits, the rank interval those of the system's rank (1 = best; a system
-ranks below those ahead of it) — overlapping rank intervals are systems the
-data cannot order.  "Ahead" means by more than ``TIE``: systems whose battles
-are the same (identical answers) have the same ratings up to rounding, in the
-fit and in every tournament, and must share their rank and rank interval,
-not be ordered by floating-point noise.  (MIRAGE-BENCH rated by the mean of the
-tournaments, which drifts from the fit and inflates a system that rarely
-loses: a resample where it never loses sends its logit far up.)
-
-**Unbounded ratings.**  The maximum-likelihood ratings are finite only where
-every split of the systems into two groups has a win each way; otherwise the
-likelihood keeps growing as a group that never loses moves away, and any
-finite number would be the ridge's.  :func:`unbounded_sides` peels such
-groups off: a group of systems (a strongly connected component of the "beat"
-graph) that never loses to the other systems still in play is unbounded
-*above* them (``"high"``), one that never wins is unbounded *below*
-(``"low"``), round after round, until the remaining systems — the *core* —
-are one component; a group that has no decisive battle with the core is
-``"both"`` (ranked anywhere between the groups peeled off above and below
-it); when several such groups are the largest, none is the core and all are
-``"both"``.  Only the core gets a finite rating (mean zero over the core);
-the others get ``rating`` None, no finite interval, and the side in
-``unbounded``, ranked above (below) the core in the order they were peeled.
-Within each tournament the same holds for the core's systems: a system that
-never loses (never wins) in a resample has logit +∞ (−∞) there, so when more
-than 2.5% of the tournaments are like that its interval is open on that side
-(``ci_high`` / ``ci_low`` None, ``unbounded`` says which); the finite logits
-of a tournament are centred over its finite systems.
+See ``docs/arena.md``, "Ratings".
 """
 
 from __future__ import annotations
@@ -63,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from scipy import sparse, special
@@ -146,8 +101,8 @@ def order_flips(battles: Sequence[Battle]) -> set[int]:
 def weighted_battles(battles: Sequence[Battle], ties: Ties) -> WeightedBattles:
     """The battles as weighted rows under the tie policy (order flips are ties); a query is its (language, query
     id)."""
-    if ties not in ("drop", "half"):
-        raise ConfigError(f"ties policy {ties!r}: choose drop or half")
+    if ties not in get_args(Ties):
+        raise ConfigError(f"ties policy {ties!r}: choose {' or '.join(get_args(Ties))}")
     models = tuple(sorted({b.model_a for b in battles} | {b.model_b for b in battles}))
     index = {model: n for n, model in enumerate(models)}
     queries = {key: n for n, key in enumerate(sorted({(b.lang, b.query_id) for b in battles}))}

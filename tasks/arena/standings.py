@@ -17,8 +17,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from tasks.arena.bradley_terry import Ties, ahead, rateable, rating_order, ratings, tournaments
+from tasks.arena.bradley_terry import Ties, ahead, rateable, rating_order, tournaments
 from tasks.arena.pairwise import OrderedVerdict, agreement_text, judge_agreement
+from tasks.arena.rating import DEFAULT_METHOD, RATING_METHODS
 from tasks.arena.surrogate import feature_cube, surrogate
 from tasks.features.compute import missing_features
 from tasks.stage import StageOutput
@@ -67,16 +68,17 @@ def rate(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: li
     for verdict in verdicts:
         by_lang[verdict.lang].append(verdict)
         by_lang[ALL].append(verdict)
+    method = RATING_METHODS.get(DEFAULT_METHOD)
     rows, skipped, notes = [], [], []
     for lang, group in sorted(by_lang.items()):
         battles = [verdict.battle() for verdict in group if verdict.status in RATED]
         agreement = judge_agreement(group)
         if lang == ALL:
             notes.append(agreement_text(agreement))
-        if not rateable(battles, ties):  # no rated battle, or only ties (verdicts or order flips) that are dropped
+        if not method.rateable(battles, ties):  # no rated battle, or only ties (verdicts, order flips) to drop
             skipped.append(lang)
             continue
-        result = ratings(battles, bootstrap=bootstrap, seed=seed, ties=ties)
+        result = method.ratings(battles, bootstrap=bootstrap, seed=seed, ties=ties)
         rows += [[benchmark, judge, lang, model, m["rating"], m["ci_low"], m["ci_high"], m["rank_low"], m["rank_high"],
                   result["n_battles"], ties, agreement["consistency"], agreement["first_position_rate"], fp, False,
                   m["unbounded"], failed.get((lang, model), 0), *(agreement[key] for key in AGREEMENT)]

@@ -1,61 +1,14 @@
 """The surrogate judge: predict the judge's leaderboard from cheap features, and say how well that works.
 
-MIRAGE-BENCH learns a regressor from per-system mean features to the
-Bradley–Terry logits, so new systems can be placed without paying the judge.
-Here:
+MIRAGE-BENCH's idea, so that new systems are placed without paying the judge: per bootstrap tournament a
+random forest from the systems' mean features to that tournament's logits (a system with features but no
+battles gets the forests' mean, their 2.5/97.5 percentiles as interval), validated only where
+``MIN_VALIDATED`` systems have finite ratings, by folds that never split a system or a language.  Every
+variant sees each feature's mean *and* its missing share — a gap is never filled with the other systems'
+mean — and only over queries the judge saw; a system with an unbounded rating has no target and trains
+nothing.
 
-- **Per-tournament random forests.** For each bootstrap tournament of the
-  ratings (the same resampled queries), the systems' features are averaged
-  over that tournament's queries and a ``RandomForestRegressor`` is fitted to
-  that tournament's logits.  A system with features but no battles gets the
-  mean of the forests' predictions as its *predicted* rating, with their
-  2.5/97.5 percentiles as its interval.
-- **Validation that never splits a system**, where there are systems enough
-  to hold some out (``MIN_VALIDATED``; below that the report says so, and has
-  no R², τ, importances or ablations).  Leave-systems-out: each system's
-  rating is predicted by a forest fitted on the others (features over the
-  arena's queries, maximum-likelihood ratings); R² and Kendall τ against the
-  judge's ratings.
-  Leave-languages-out: (system, language) rows — features averaged within the
-  language, the system's Bradley–Terry rating *in that language* as target
-  (the overall rating would carry the held-out language's battles into
-  training) — each language predicted from the others.  Fold assignment is by
-  group (scikit-learn ``LeaveOneGroupOut``), so no system (or language) is on
-  both sides of a fold.  Each held-out R² comes with a 95% interval from a
-  seeded bootstrap of the held-out groups (systems, or languages): refitting
-  forests per tournament and fold would cost thousands of forests, while
-  resampling the out-of-fold predictions is free and shows how much R²
-  depends on which systems happen to be in the arena.
-- **A pairwise learning-to-rank variant** trained on individual battles:
-  feature differences (A − B, on the battle's query) → A wins, a logistic
-  regression; validated leave-systems-out on the battles that involve the
-  held-out system, reporting the accuracy and the τ of the implied system
-  scores.
-- **Importances and ablations.** The forest's impurity importances, and the
-  leave-systems-out R² of every feature set in ``ABLATIONS``: each group of
-  ``GROUPS`` removed and each alone, plus MIRAGE-BENCH's two — without
-  language detection and support (which helped slightly there) and the LLM
-  grades alone (not enough there).  Every ablation is reported; one whose
-  feature set is empty or equal to the full set says so instead of an R².
-
-**The features every variant sees** are the same: each feature's mean over
-the queries where the system has it (0 where it has none) *and* a missing
-indicator beside it — the share of the queries where it has no value (a
-failed response, an unsupported language, nothing cited: 1 when it is
-missing everywhere).  A gap is never filled with the other systems' mean,
-which would hand a system that failed the average system's features; the
-forests and the pairwise model see that it is missing.  For one battle
-(the pairwise variant) the indicator is 0 or 1.
-
-**One set of queries.**  A tournament's forest is fitted on the features
-averaged over that tournament's queries; validation, importances and
-ablations use the features over the arena's queries (the judged sample:
-every tournament's queries without resampling) and the maximum-likelihood
-ratings fitted on them — never features of queries the judge did not see.
-A system whose rating is unbounded (never lost or never won, see
-:mod:`tasks.arena.bradley_terry`) has no finite target: it is left out of
-training and validation (``unbounded`` lists it), and in a tournament only
-the systems with a finite logit train its forest.
+See ``docs/arena.md``, "Surrogate judge".
 """
 
 from __future__ import annotations

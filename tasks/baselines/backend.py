@@ -1,42 +1,13 @@
 """Baseline systems that need no model, registered like models so leaderboards can place real ones against them.
 
-``abstain`` always declines.  On MKQA it scores exactly the share of
-questions without a short answer (the paper's "always no answer" floor,
-32.42 F1); on judged recipes it shows what a judge gives for saying nothing.
+``abstain`` always declines (MKQA's "no answer" floor); ``extractive`` copies the first sentence of the
+shown passage sharing most words with the question (the floor a RAG system must beat); ``oracle`` answers
+with the gold (the ceiling a scorer must reach); ``reference-judge`` gives a judge's JSON verdict by token
+overlap with the gold — recall of at least :data:`RECALL_THRESHOLD` pointwise, the higher token F1 pairwise.
+The last two read the gold only through :mod:`tasks.inference.gold` and fail the call without it (or
+without a gold answer) rather than make a verdict up.  They are for demos and tests, not to be trusted.
 
-``extractive`` answers from the documents it is shown, without a model: the
-passage line sharing the most words with the question, its first sentence,
-cited by the passage's id when the prompt gives one (``[docid] Title - text``)
-and in MIRAGE's ``##Reason:``/``##Answer:`` form when the prompt asks for it.
-Shown no documents (closed book), it declines.  It is the floor a RAG system
-must beat: copying the likeliest sentence.
-
-``oracle`` answers with the gold answer and cites the gold passages: the
-ceiling of a benchmark's scorers, which shows that they can tell a right
-answer from a wrong one (it declines where the question has no answer).
-
-``reference-judge`` judges like a real judge, in the same structured form
-(the JSON verdict of :mod:`tasks.llm.verdicts` the request asks for), but
-by token overlap with the gold answer (MKQA's improved tokens for the
-question's language, citations stripped): pointwise "yes" when the answer
-holds at least :data:`RECALL_THRESHOLD` of the gold answer's tokens — the
-judges' rule is "key facts present, extra detail allowed", so recall, not
-F1 — pairwise the answer with the higher token F1 against the gold, a tie
-when they are equal, so a closer, shorter answer wins.  An instance without
-a gold answer fails the call: it has nothing to compare with, and a tie or
-a "no" would be a verdict made up.
-It is a deterministic baseline for demos and tests, not a judge to trust:
-it reads words, not meaning, and credits an answer that copies a sentence
-containing the gold's words whether or not it answers the question.
-
-The oracle and the reference judge read the gold through the channel of
-:mod:`tasks.inference.gold`, which only the stages that ask about
-instances fill, and only for baseline models; asked without it (to write a
-question, translate, or from a stage that has no gold) they fail the call
-with a message, rather than answer something a metric would count.
-
-A baseline runs in-process and costs nothing; ``abstain`` and
-``extractive`` never fail.
+See ``docs/models-and-backends.md``, "Baselines".
 """
 
 from __future__ import annotations

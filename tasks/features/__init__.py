@@ -4,6 +4,7 @@ from tasks.faces import lazy_face
 
 __all__, __getattr__ = lazy_face(__name__, {
     "feature_names": "compute",
+    "graded_features": "compute",
     "FeatureModels": "models",
     "TEMPLATES": "grades",
     "score_feature_files": "from_files",

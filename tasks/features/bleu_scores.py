@@ -7,7 +7,7 @@ arithmetic runs on arrays: every step whose result IEEE 754 fixes
 (products, quotients, powers of two, comparisons) in numpy, and the rest
 with the very functions sacreBLEU calls — ``math.log``, ``math.exp`` and
 the built-in ``sum`` of each pair's logarithms in order — so each score is
-``compute_bleu``'s to the last bit (``tests/test_features_bleu_scores.py``
+``compute_bleu``'s to the last bit (``tests/evaluation/test_features_bleu_scores.py``
 compares them on every small case and on random ones).
 """
 

@@ -1,28 +1,12 @@
 """sacreBLEU's ``13a`` and ``zh`` tokenizers with their own output, padding characters in C instead of Python.
 
-Both tokenizers end in sacreBLEU's ``TokenizerRegexp``, whose first rule pads
-every character of a class (ASCII punctuation and the space) with spaces
-through ``re.sub`` and the template ``r' \\1 '``. Python 3.11's ``re``
-expands such a template in Python for every match
-(``re._parser.expand_template``), so a sentence costs a Python call per space
-and punctuation mark; and ``TokenizerZh`` pads the characters it calls
-Chinese in a Python loop over the line. Both are maps of single characters
-to strings, which ``str.translate`` applies in C. The other rules (a period
-or comma not beside a digit, a hyphen after a digit) use templates too, and
-their patterns start with a class, so ``re`` tries them at every position;
-they become literal replacements of patterns that start with the character
-they pad (:class:`TranslatedRegexp` says why that is the same), with
-sacreBLEU's own two rules for the rare line where their matches interact.
-``13a``'s preprocessing (``<skipped>``, line breaks, ``&``-escapes) is
-sacreBLEU's own code. sacreBLEU stays the scorer: only the tokenizer of a ``BLEU`` object is
-swapped (:func:`translated`), and ``tests/test_bleu_tokens.py`` checks the
-tokens against sacreBLEU's tokenizers on every BMP character and on many
-varied strings.
+sacreBLEU pads characters through ``re`` templates, which Python 3.11 expands in Python for every match;
+the same paddings are maps of single characters that ``str.translate`` applies in C, and the other rules
+become literal replacements (:class:`TranslatedRegexp`).  sacreBLEU stays the scorer — only a ``BLEU``
+object's tokenizer is swapped (:func:`translated`) — and ``tests/evaluation/test_bleu_tokens.py`` checks the tokens
+against sacreBLEU's own.
 
-Why one table for ``zh`` can do both paddings, where sacreBLEU pads in two
-passes: the second pass pads the spaces the first inserted, which only
-lengthens runs of spaces; the remaining rules see a space as a non-digit
-however many there are, and the final split joins tokens with one space.
+See ``docs/arena.md``, "Speed".
 """
 
 from __future__ import annotations

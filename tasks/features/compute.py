@@ -28,28 +28,31 @@ from functools import partial
 from tasks.compute import map_parallel, parallelism, paused_gc
 from tasks.errors import ConfigError
 from tasks.features.deterministic import DETERMINISTIC, OVERLAP, Pair, Value, each_language, overlap_values
-from tasks.features.grades import TEMPLATES, graded
 from tasks.features.inputs import FeatureInput, feature_inputs
-from tasks.features.models import MODEL_FEATURES, FeatureModels
+from tasks.features.models import FeatureModels
+from tasks.features.registry import FEATURES, FeatureNeeds
 from tasks.llm import BudgetLedger, LLMClient
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 
-#: bump a feature's number when what it computes changes: its cells, and only they, recompute
-VERSIONS = {name: 1 for name in (*DETERMINISTIC, *MODEL_FEATURES, *TEMPLATES)} | {
-    "support_entailment": 2, "support_neutral": 2,  # 2: a completion model's reply is its reasoning
-    "citation_map_at_10": 2, "citation_recall_at_10": 2}  # 2: "not applicable" says no judged relevant passage
 #: pairs per Dask task, at least: ~1 s of work in one batch, against a round trip of ~0.1 s on a local cluster
 #: (benchmarks/README.md, arena)
 CHUNK = 20_000
 
 
 def feature_names(wanted: Sequence[str] | None) -> list[str]:
-    """The features to compute: ``wanted`` (each must exist) or the deterministic ones."""
-    unknown = sorted(set(wanted or ()) - set(VERSIONS))
+    """The features to compute: ``wanted`` (each registered, :mod:`tasks.features.registry`) or the deterministic
+    ones."""
+    known = FEATURES.names()
+    unknown = sorted(set(wanted or ()) - set(known))
     if unknown:
-        raise ConfigError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(VERSIONS)}")
+        raise ConfigError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(known)}")
     return list(wanted) if wanted else list(DETERMINISTIC)
+
+
+def graded_features(names: Sequence[str]) -> list[str]:
+    """Those of ``names`` an LLM grades (they need a grader)."""
+    return sorted(name for name in names if FEATURES.get(name).template)
 
 
 def _compute_chunk(task: bytes, name: str) -> bytes:
@@ -115,14 +118,10 @@ def compute_feature(wh: Warehouse, benchmark: str, name: str, reference_model: s
                     fp: str, *, client: LLMClient | None = None, grader: str | None = None,
                     budget: BudgetLedger | None = None) -> StageOutput:
     """One feature of every response of ``benchmark``; replaces the feature's earlier rows."""
-    inputs = feature_inputs(wh, benchmark, reference_model, passages=name in MODEL_FEATURES)
-    if name in TEMPLATES:
-        assert client is not None and grader is not None  # features_stage passes both for a graded feature
-        values = graded(name, inputs, client, grader, budget)
-    elif name in MODEL_FEATURES:
-        values = MODEL_FEATURES[name](inputs, models)
-    else:
-        values = deterministic_values(inputs, name)
+    feature = FEATURES.get(name)
+    inputs = feature_inputs(wh, benchmark, reference_model, passages=feature.passages)
+    values = (deterministic_values(inputs, name) if name in DETERMINISTIC  # batched, on Dask when large
+              else feature.compute(inputs, FeatureNeeds(models, client, grader, budget)))
     rows = [[benchmark, item.instance_id, item.model, name, value.value, value.status, value.reason, fp]
             for item, value in zip(inputs, values, strict=True)]
     with wh.transaction() as cur:

@@ -1,36 +1,12 @@
 """The features computed without a model: language, citations, overlap with a reference, and labelled extras.
 
-Each function takes a batch of responses and returns one :class:`Value` per
-response, in order.  A batch shares what the responses share: one trec_eval
-run for all citation rankings, one BLEU scorer per language, and each
-distinct text tokenised once (the systems answering an instance share its
-reference); BLEU's n-grams are counted and clipped in numpy and ROUGE-L's
-LCS runs in rapidfuzz's C++, both with the libraries' own results — see
-``benchmarks/arena.py``.  What remains is tokenising: sacreBLEU's ``13a``
-and ``zh`` tokenizers rewritten to pad characters in C with the same tokens
-(:mod:`tasks.features.bleu_tokens`), the others sacreBLEU's own, and for
-ROUGE the project's segmentation; BLEU and ROUGE cannot share it, as their
-tokens differ (sacreBLEU's keep punctuation and case and split Chinese into
-characters, ROUGE's are the lower-cased words of the project's segmentation).
+Each function takes a batch of responses and returns one :class:`Value` per response, in order, and the
+batch shares what its responses share (one trec_eval run, one BLEU scorer per language, each distinct text
+tokenised once) — which is what makes the stage fast (``benchmarks/arena.py``).  BLEU and ROUGE-L keep
+their libraries' results; their tokens differ, so each tokenises on its own (BLEU's ``13a`` and ``zh`` via
+:mod:`tasks.features.bleu_tokens`).
 
-- ``target_language`` / ``english_language``: lingua's probabilities stored
-  with the response (citations stripped); ``unsupported`` when lingua does not
-  know the question's language.
-- ``citation_map_at_10`` / ``citation_recall_at_10``: the cited ids, in order
-  of first appearance, as a ranking judged against the query's judged relevant
-  passages (trec_eval's ``map_cut.10`` and ``recall.10`` through pytrec_eval,
-  whose denominators are the whole relevant set, shown or not); no citation
-  scores 0; a query without a judged relevant passage makes the feature not
-  applicable.
-- ``answer_bleu`` (sacreBLEU, 0–100) and ``answer_rouge_l`` (ROUGE-L F, 0–1)
-  of the answer against the reference: sacreBLEU's ``zh`` tokenizer for
-  Chinese, ``ja-mecab`` for Japanese when MeCab is installed and characters
-  otherwise, characters for the other unspaced scripts (th, lo, km, my),
-  ``13a`` elsewhere; ROUGE on the project's word segmentation (jieba, fugashi,
-  ICU…), so unspaced scripts are compared by words, not by whole sentences.
-- extras, labelled as such: ``extra_answer_chars``, ``extra_code_switching``
-  (share of sentences in another language), ``extra_refusal`` (1 when the
-  answer declines).
+See ``docs/arena.md``, "Features".
 """
 
 from __future__ import annotations
@@ -147,7 +123,7 @@ def answer_bleu(pairs: Sequence[Pair], lang: str) -> list[float]:
     n-gram matches of all pairs are counted together (:mod:`tasks.features.ngrams`)
     and the scores are ``compute_bleu``'s of the statistics ``sentence_score``
     gathers, computed for all pairs at once (:mod:`tasks.features.bleu_scores`;
-    ``tests/test_features.py`` checks the equality on many pairs).
+    ``tests/evaluation/test_features.py`` checks the equality on many pairs).
     """
     scorer = _bleu(lang)
     index = {text: n for n, text in enumerate(dict.fromkeys(text for pair in pairs for text in pair))}

@@ -1,29 +1,10 @@
 """MIRAGE's features of responses made elsewhere (``babelbench score features``): files in, one JSON object out.
 
-Three files, and a fourth for the overlap features:
+Responses, shown passages, TREC qrels and optional gold answers as files; each reply is read as inference
+reads one into the stage's own :class:`FeatureInput` and scored by the stage's functions, so a number here
+and on the leaderboard mean the same.  Names are the spec's (``citation_MAP@10`` …), the stage's accepted.
 
-- responses: JSON lines ``{"query_id", "lang", "model", "text"}``, the raw
-  reply (``##Reason: … ##Answer: …`` with ``[doc_id]`` citations), and an
-  optional ``"question"`` (only ``reranker_score`` reads it);
-- passages: JSON lines ``{"query_id", "doc_id", "text"}``, the passages the
-  model was shown;
-- qrels: TREC qrels (``qid 0 docid rel``, MIRACL's files); a passage is
-  relevant when its relevance is above 0, and the citation features rank the
-  cited ids against every judged relevant passage of the query, shown or not,
-  as trec_eval does (a response cannot cite a relevant passage it was not
-  shown, and its recall says so; on MIRAGE every judged passage is shown);
-- reference (optional): JSON lines ``{"query_id", "answer"}``, the gold
-  answers ``answer_bleu`` and ``answer_rougeL`` compare with; without it (or
-  without a line for a query) they are not applicable.
-
-Each reply is read as inference reads one (answer section, citations, the
-language lingua sees) into the features' own :class:`FeatureInput`, and the
-features are the stage's functions, so a number here and on the leaderboard
-mean the same.  Names are the spec's (``citation_MAP@10``, ``answer_rougeL``
-…); the stage's names are accepted too.  Without ``only`` the deterministic
-features are computed; the model features (NLI support, reranker) when named;
-the LLM-graded ones need a grader model and stored responses (``babelbench
-import responses`` then ``babelbench features``).
+See ``docs/evaluation.md``, "Scoring files made elsewhere".
 """
 
 from __future__ import annotations
@@ -38,9 +19,9 @@ import msgspec
 from tasks.errors import ConfigError
 from tasks.features.compute import deterministic_values
 from tasks.features.deterministic import DETERMINISTIC, Value
-from tasks.features.grades import TEMPLATES
 from tasks.features.inputs import FeatureInput
-from tasks.features.models import MODEL_FEATURES, FeatureModels
+from tasks.features.models import FeatureModels
+from tasks.features.registry import FEATURES, FeatureNeeds
 from tasks.imports.common import unique_lines
 from tasks.imports.miracl import read_qrels
 from tasks.inference.language import response_language
@@ -84,11 +65,12 @@ def chosen_features(only: Sequence[str] | None) -> list[str]:
     if not only:
         return list(DETERMINISTIC)
     names = [STAGE_NAMES.get(name, name) for name in only]
-    graded = sorted(spec_name(name) for name in names if name in TEMPLATES)
+    registered = FEATURES.names()
+    graded = sorted(spec_name(name) for name in names if name in registered and FEATURES.get(name).template)
     if graded:
         raise ConfigError(f"{', '.join(graded)}: graded by an LLM, which scoring from files does not call; import the"
                           " responses (`babelbench import responses`) and run `babelbench features --grader …`")
-    known = [*DETERMINISTIC, *MODEL_FEATURES]
+    known = [name for name in registered if not FEATURES.get(name).template]
     unknown = sorted(name for name in names if name not in known)
     if unknown:
         raise ConfigError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(map(spec_name, known))}")
@@ -145,10 +127,11 @@ def score_feature_files(responses: Path, passages: Path, qrels: Path, reference:
         if unasked is not None:
             raise ConfigError(f"reranker_score reads the question: {responses} has none for query"
                               f" {unasked.instance_id!r} of {unasked.model!r} (add \"question\" to each line)")
+    needs = FeatureNeeds(models=models or FeatureModels())
     values: dict[str, list[Value]] = {}
-    for name in names:
-        values[name] = (MODEL_FEATURES[name](inputs, models or FeatureModels()) if name in MODEL_FEATURES
-                        else deterministic_values(inputs, name))
+    for name in names:  # a built-in deterministic one in the stage's batches (on the Dask cluster when large)
+        values[name] = (deterministic_values(inputs, name) if name in DETERMINISTIC
+                        else FEATURES.get(name).compute(inputs, needs))
     rows = []
     for n, item in enumerate(inputs):
         rows.append({"query_id": item.instance_id, "model": item.model, "lang": item.lang,

@@ -1,24 +1,12 @@
 """The features that need a model: how well cited passages support the reasoning, and how relevant they are.
 
-- ``support_entailment`` / ``support_neutral``: every sentence of the
-  ``##Reason:`` section that cites passages — for a completion model whose
-  prompt opened that section, its reply up to the answer marker, never what
-  it goes on to repeat of the template (``FeatureInput.primed``) — is
-  checked against each passage it cites with a multilingual NLI cross-encoder (premise: the passage;
-  hypothesis: the sentence, citations removed); the feature is the mean
-  probability of entailment (of neutral) over those (sentence, passage)
-  pairs.  The label of each output is read from the model's own
-  ``id2label``, never assumed from its position.  The two features are two
-  cells (changing one recomputes only it) served by one NLI pass: the
-  process keeps the last batch's probabilities, keyed by the model and the
-  pairs, and the sibling cell — run next, or at the same time in another
-  thread of the flow — reuses them instead of running the model again.
-- ``reranker_score``: the mean cross-encoder relevance of (question, cited
-  passage) over the passages the response cites.
+``support_entailment``/``support_neutral``: a multilingual NLI cross-encoder's mean probability over each
+citing ``##Reason:`` sentence and each passage it cites (labels read from the model's ``id2label``); two
+cells served by one NLI pass, the process keeping the last batch's probabilities for the sibling.
+``reranker_score``: the mean cross-encoder relevance of the question and each cited passage.  A response
+citing no shown passage is ``not_applicable``; models load lazily, once per process.
 
-A response that cites nothing (or only ids that were not shown) has no value
-(``not_applicable``).  Model names are configuration (:class:`FeatureModels`);
-models are loaded lazily, once per process, and batched per feature.
+See ``docs/arena.md``, "Features".
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 from tasks.faces import lazy_face
 
 __all__, __getattr__ = lazy_face(__name__, {
+    "IMPORTERS": "common",
+    "import_cell": "common",
     "import_dataset": "common",
     "import_responses": "responses",
     "import_verdicts": "verdicts",

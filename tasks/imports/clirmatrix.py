@@ -1,36 +1,13 @@
 """A collection in the published CLIRMatrix layout (what ``babelbench clir export`` writes) as a CLIR collection.
 
-``--source`` is one collection directory::
+``--source`` is the collection directory (``<query_lang>.<doc_lang>.<split>.jsonl`` and ``docs/<lang>.tsv``)
+or its parent holding exactly one.  It becomes what a built collection has — documents cells, indexes,
+``clir_qrels`` and the ``clir_collections`` row, registered last in one transaction — so ``clir eval``
+treats it like a built one.  Ids must read back as themselves (decimal page ids, no leading zeros), since
+a look-alike would merge two documents; a language whose corpus came from elsewhere is refused; every file
+is checked before anything is written.
 
-    <collection>/<query_lang>.<doc_lang>.<split>.jsonl   {"src_id", "src_query", "tgt_results": [[doc_id, label], …]}
-    <collection>/docs/<lang>.tsv                          doc_id<TAB>text
-
-(or its parent, when that holds exactly one collection).  It becomes what a
-built collection has: each language's documents (the ``documents`` stage
-cell a corpus ingest would make, so the index is built the usual way), each
-document language's index, the ``clir_qrels`` cells (one per direction) and
-the ``clir_collections`` row — so ``clir eval`` evaluates it like a built
-one.  A document's title is not separate in the TSV (the text starts with
-it), so imported documents carry their text alone; a query's title is its
-``src_query``.
-
-Ids are JSON strings in the format and integers (Wikipedia page ids) in the
-warehouse, so an id must be a string that reads back as itself: the decimal
-digits of a page id, without leading zeros.  A JSON number (``640`` for
-``"640"``) is not the format; ``"0640"``, ``"６４０"`` (full-width digits) or
-``"+640"`` would silently become the document ``640`` and could merge two
-documents into one.  Both are errors naming the file and line, as are a
-label outside 0–6, a query twice in one file, a document id twice in a
-documents file, and a judged document that the target language's documents
-file does not hold (its judgements would point at an empty document).
-
-Documents of a language belong to one corpus: importing into a warehouse
-that already holds a corpus in that language from elsewhere would mix two
-document sets under the same page ids, so it is refused.  Every file is
-read and checked before anything is written: a bad line (named with its
-file and line) leaves the warehouse as it was.  The qrels and the
-collection row are registered in one transaction, last, so a collection is
-never visible before its documents and indexes are.
+See ``docs/clir.md``, "Importing a published collection".
 """
 
 from __future__ import annotations
@@ -45,10 +22,10 @@ import pyarrow as pa
 from tasks.catalog import DOCUMENTS, INDEX
 from tasks.dumps.records import DOCUMENT_SCHEMA
 from tasks.errors import ConfigError, InputFormatError
-from tasks.imports.common import chosen_langs
+from tasks.imports.common import DatasetLayout, chosen_langs
 from tasks.index.base import IndexConfig
+from tasks.index.corpus import build_index
 from tasks.pairing.export import read_docs_tsv, read_qrels_jsonl
-from tasks.pairing.mining import build_index
 from tasks.stage import ReadFields, StageOutput, run_stage
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import CLIR_QREL_SCHEMA, LAKE_TABLES, ShardWriter, cell_dir
@@ -192,3 +169,6 @@ def _write_documents(wh: Warehouse, name: str, lang: str, titles: dict[int, str]
     writer.add_table(pa.table(columns, schema=DOCUMENT_SCHEMA))
     wh.replace_cell("documents_raw", lang, fp, writer.shards)
     return StageOutput(rows=len(pages), message=f"{len(texts)} documents, {len(titles)} query pages")
+
+
+IMPORTER = DatasetLayout(RECIPE, write, locate=locate)

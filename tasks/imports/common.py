@@ -1,5 +1,5 @@
-"""What every import shares: the ``import`` stage, the source's digest, the check that a line's key is not given
-twice, and writing a benchmark in one transaction.
+"""What every import shares: the importers by name, the ``import`` stage, the source's digest, the check that a
+line's key is not given twice, and writing a benchmark in one transaction.
 
 An import is a stage cell keyed by the benchmark's name: its fingerprint is
 the source's content (every file of a directory), the recipe and the chosen
@@ -11,15 +11,16 @@ write transaction, so a bad line leaves the warehouse as it was.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from collections.abc import Callable, Hashable, MutableMapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from tasks.catalog import IMPORT
 from tasks.errors import ConfigError
-from tasks.stage import ReadFields, StageRef, run_stage
+from tasks.plugins import Kind, register_lazy
+from tasks.stage import ReadFields, StageOutput, StageRef, run_stage
 from tasks.warehouse.db import Warehouse
 
 T = TypeVar("T")
@@ -42,28 +43,76 @@ def unique_lines(lines: Sequence[tuple[int, T]], key: Callable[[T], Hashable], p
     return {key(line): (number, line) for number, line in lines}
 
 
+class Importer(Protocol):
+    """A published dataset's layout: how its files become a benchmark (or a CLIR collection)."""
+
+    recipe: str
+    default_name: str | None  # the benchmark's name when none is given (None: ``locate`` finds one)
+
+    def locate(self, source: Path, name: str | None) -> tuple[Path, str, str]:
+        """(what to read, the benchmark's name, the import stage's cell) of ``source`` imported as ``name``."""
+        ...
+
+    def write(self, wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: str,
+              **options: Any) -> StageOutput:
+        """Read and check everything, then write the benchmark (all languages when ``langs`` is None)."""
+        ...
+
+
+def as_given(source: Path, name: str | None) -> tuple[Path, str, str]:
+    """The source and name as given, the name as the stage cell: what a single-file layout needs."""
+    if name is None:
+        raise ConfigError(f"{source}: give the benchmark a name (this dataset has no default)")
+    return source, name, name
+
+
+@dataclass(frozen=True)
+class DatasetLayout:
+    """An :class:`Importer` made of a module's ``RECIPE`` and functions; ``locate`` is :func:`as_given` unless
+    the name or the source needs resolving."""
+
+    recipe: str
+    write: Callable[..., StageOutput]
+    default_name: str | None = None
+    locate: Callable[[Path, str | None], tuple[Path, str, str]] = as_given
+
+
+#: the built-in layouts, each a module of this package whose ``IMPORTER`` is loaded on first use; another package
+#: adds one with an entry point in the group babelbench.importer
 DATASETS = ("mkqa", "eclektic", "xrag", "miracl", "clirmatrix")
+IMPORTERS: Kind[Importer] = Kind("importer", Importer, "dataset")
+for _dataset in DATASETS:
+    register_lazy(IMPORTERS.name, _dataset, f"tasks.imports.{_dataset}:IMPORTER")
+
+
+def import_cell(dataset: str, source: Path, name: str | None) -> tuple[str, str]:
+    """(name, stage cell) of importing ``source`` as ``dataset``; a missing or unreadable source is a ConfigError now."""
+    _, _, name, cell = _located(dataset, source, name)
+    return name, cell
+
+
+def _located(dataset: str, source: Path, name: str | None) -> tuple[Importer, Path, str, str]:
+    """The layout, and where it reads ``source``, under which name and stage cell (the layout's default name when
+    none is given)."""
+    importer = IMPORTERS.get(dataset)
+    if not source.exists():
+        raise ConfigError(f"{source}: no such file or directory")
+    return importer, *importer.locate(source, name or importer.default_name)
 
 
 def import_dataset(wh: Warehouse, dataset: str, source: Path, name: str | None, langs: Sequence[str] | None, *,
                    force: bool = False, run_id: str | None = None, **options: Any) -> StageRef:
-    """Import ``source`` in ``dataset``'s published layout as benchmark (or collection) ``name``.
+    """Import ``source`` in ``dataset``'s published layout (an :class:`Importer`) as benchmark (or collection)
+    ``name``.
 
-    Each layout is a module of this package with its ``RECIPE``, a ``write(wh, source, name, langs, fingerprint,
-    **options)`` that reads, checks and writes everything, and optionally ``locate(source, name)`` → (source, name,
-    stage cell) when the name or source needs resolving.  The write runs as the import stage's cell, unless the same
+    The layout's ``write`` reads, checks and writes everything; it runs as the import stage's cell, unless the same
     source was imported with the same recipe, languages and options already.
     """
-    if dataset not in DATASETS:
-        raise ConfigError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")
-    if not source.exists():
-        raise ConfigError(f"{source}: no such file or directory")
-    module = importlib.import_module(f"tasks.imports.{dataset}")
-    source, name, cell = module.locate(source, name) if hasattr(module, "locate") else (source, name, name)
-    read = ReadFields(values={"recipe": module.RECIPE, "source": source_digest(source),
+    importer, source, name, cell = _located(dataset, source, name)
+    read = ReadFields(values={"recipe": importer.recipe, "source": source_digest(source),
                               "langs": sorted(langs) if langs else None, **options})
     chosen = list(langs) if langs else None
-    return run_stage(wh, IMPORT, cell, read, {}, lambda fp: module.write(wh, source, name, chosen, fp, **options),
+    return run_stage(wh, IMPORT, cell, read, {}, lambda fp: importer.write(wh, source, name, chosen, fp, **options),
                      force=force, run_id=run_id)
 
 

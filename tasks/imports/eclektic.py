@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.errors import ConfigError
-from tasks.imports.common import chosen_langs, write_benchmark
+from tasks.imports.common import DatasetLayout, chosen_langs, write_benchmark
 from tasks.instances.build import eclektic_instances, instance_row
 from tasks.json_lines import read_json_lines
 from tasks.stage import StageOutput
@@ -103,3 +103,6 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
     return StageOutput(rows=len(instances), issues=issues,
                        message=f"{len(items)} questions, {len(instances)} instances in {', '.join(chosen)}"
                                + (f" ({'; '.join(notes)})" if notes else ""))
+
+
+IMPORTER = DatasetLayout(RECIPE, write, default_name="eclektic")

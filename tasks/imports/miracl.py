@@ -1,25 +1,12 @@
 """MIRACL-style data as a MIRAGE benchmark: topics, judged passages (qrels) and the passage corpus.
 
-MIRAGE-BENCH asks each query of MIRACL's dev split with its human-judged
-passages — relevant and non-relevant alike, the "oracle" retrieval set —
-shown in a shuffled order.  The layout read is MIRACL's own:
+MIRAGE-BENCH asks each judged query with its human-judged passages, relevant and not (the "oracle"
+retrieval set), shuffled.  MIRACL's own layout is found anywhere under ``--source``; only judged passages
+are kept from the streamed corpus; one instance per judged query and language, setting ``rag``, shuffled
+by a seed from the query.  A query without judgements is counted, not imported; a judged passage missing
+from the corpus is an error.
 
-- ``topics.<anything>-<lang>-<split>.tsv``: ``query_id<TAB>query`` per line;
-- ``qrels.<anything>-<lang>-<split>.tsv``: TREC qrels, ``query_id Q0 docid relevance``
-  (tabs or spaces);
-- a corpus directory named ``…corpus…-<lang>`` holding ``*.jsonl`` or
-  ``*.jsonl.gz`` files of ``{"docid", "title", "text"}`` (docids like
-  ``36897421#2``: article id, passage number),
-
-anywhere under ``--source`` (MIRACL's two repositories, the topics/qrels one
-and the corpus one, can simply be put side by side).  Only the judged
-passages are kept from the corpus, which is streamed.  One instance per
-judged query and language, setting ``rag``; its documents carry
-``doc_id``, ``title``, ``text`` and ``role`` (``support`` for relevant,
-``distractor`` for judged non-relevant).  The shuffle is seeded by the
-query, so a re-import shows passages in the same order.  A query without
-judgements cannot be asked this way and is counted, not imported; a judged
-passage missing from the corpus is an error (the corpus is incomplete).
+See ``docs/arena.md``, "Importing MIRACL".
 """
 
 from __future__ import annotations
@@ -33,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tasks.errors import ConfigError
-from tasks.imports.common import chosen_langs, once, write_benchmark
+from tasks.imports.common import DatasetLayout, chosen_langs, once, write_benchmark
 from tasks.json_lines import iter_json_lines
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
@@ -169,3 +156,6 @@ def _document(docid: str, lang: str, passage: dict[str, str], relevance: int) ->
 def _seed(lang: str, query_id: str) -> int:
     """A stable 63-bit seed per query (Python's hash() of a string changes between processes)."""
     return int.from_bytes(hashlib.sha256(f"{lang}:{query_id}".encode()).digest()[:8], "big") >> 1
+
+
+IMPORTER = DatasetLayout(RECIPE, write, default_name="mirage")

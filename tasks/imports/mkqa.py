@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from tasks.errors import ConfigError
-from tasks.imports.common import chosen_langs, write_benchmark
+from tasks.imports.common import DatasetLayout, chosen_langs, write_benchmark
 from tasks.metrics.mkqa_data import GoldExample, read_gold
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
@@ -53,3 +53,6 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
 def _display(example: GoldExample, lang: str) -> str:
     """The first answer text of a locale, '' when the example has none (long_answer, unanswerable)."""
     return next((answer.text for answer in example.answers.get(lang, ()) if answer.text), "")
+
+
+IMPORTER = DatasetLayout(RECIPE, write, default_name="mkqa")

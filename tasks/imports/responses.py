@@ -1,30 +1,12 @@
 """Responses made elsewhere (a vLLM batch job, another harness) stored as a model's responses to a benchmark.
 
-The file is JSON lines, one response per line::
+JSON lines ``{"instance_id", "text"}`` (optionally ``"answer"``, ``"citations"``), read by inference's own
+readers so every later stage treats the rows like called ones.  The whole file is checked first; the rows
+replace the model's responses in the cells the file touches, and an instance of those cells without a line
+is a ``call_failed`` row, never a smaller denominator.  The name must not be a registry model: ``eval`` only
+records the imported rows' digest (:func:`imported_inference`) and never calls or overwrites them.
 
-    {"instance_id": "…", "text": "the model's raw reply"}
-
-with optional ``"answer"`` (the answer, when the producer already extracted
-it; otherwise it is read from ``text`` as inference reads a reply) and
-``"citations"`` (the cited document ids in order; otherwise read from
-``text``).  Other fields are ignored, so a file that also carries ``lang``,
-``model`` or a prompt imports as is.  Each line is read with the readers
-inference uses (:func:`read_answer`, :func:`citations`,
-:func:`stored_language`), so judging, scoring, features, the arena and
-the leaderboard treat the rows like called ones.
-
-The whole file is checked before anything is written: a bad line, an
-instance the benchmark does not have or one given twice is an error naming
-the line.  The rows replace the model's responses in the (setting, language)
-cells the file touches, in one transaction; an instance of those cells with
-no line is a ``call_failed`` row that says so — it counts as a failure, it
-never vanishes from the denominator.
-
-Imported rows are marked by their ``template`` (``import:<file name>``), and
-the name must not be a registry model: ``eval`` then never calls the model
-nor overwrites the rows — its inference cell for an imported cell only
-records the rows' digest (:func:`imported_inference`), which the judging and
-scoring cells downstream are fingerprinted on.
+See ``docs/evaluation.md``, "Bring your own responses".
 """
 
 from __future__ import annotations

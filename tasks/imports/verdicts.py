@@ -1,24 +1,11 @@
 """A person's verdicts on stored responses, kept beside the model judges' so that their agreement can be measured.
 
-The file is JSON lines, one verdict per line::
+JSON lines ``{"instance_id", "model", "verdict"}`` (``"yes"``/``"no"`` or booleans), each on one stored,
+answered response, of the benchmark's judge kind.  The whole file is checked first; the verdicts are
+``judgements`` rows of judge ``human:<name>``, replacing that name's earlier ones in one transaction.  No
+registry model has the prefix, so a person never enters a panel's majority.
 
-    {"instance_id": "…", "model": "…", "verdict": "yes"}
-
-``verdict`` is ``"yes"`` or ``"no"``, or ``true`` / ``false`` (what a sheet
-exported as JSON tends to hold; ``score eclektic`` reads booleans too).  Other
-fields are ignored.  Each verdict is on one stored, answered response: the
-kind of verdict is the benchmark's judge kind (XRAG ``correct``, ECLEKTIC
-``support``), so a person answers the question the model judges answered.
-
-The whole file is checked before anything is written: a line that is not a
-verdict, an instance or a model's response the benchmark does not have, a
-response that failed (there is no answer to judge) or a response given twice
-is an error naming the file and line.  The verdicts are ``judgements`` rows
-of judge ``human:<name>``, status ``ok``, with the file and line as their
-reason; importing the same name again replaces all of its verdicts on the
-benchmark in one transaction.  The prefix marks them as a person's: no
-registry model has it, so ``eval --judges`` never names one and a panel's
-majority never counts one (scoring reads only the configured judges).
+See ``docs/evaluation.md``, "Judge agreement".
 """
 
 from __future__ import annotations

@@ -1,34 +1,12 @@
 """The released XRAG files (``xrag.dev.jsonl``, ``xrag.test.jsonl``) as an XRAG benchmark.
 
-Each line is one question with the articles shown with it: ``id``,
-``language`` (ar, de, es, zh), ``question`` and ``answer`` in that language,
-``en_question``/``en_answer`` (the English version), ``q_type`` (aggregation,
-comparison, multihop, set), and parallel lists over the articles —
-``articles`` (their text), ``is_support`` (1 for the two supporting ones),
-and optionally ``urls``, ``dates`` and ``article_order``.  Where
-``is_support`` is absent, the first two articles are the supporting ones,
-as the dataset card describes them.
+Each line is one question with the articles shown with it.  The release mixes both settings: a line's
+``setting`` field, else the articles' languages decide (:func:`setting_of`: an article in the question's
+language makes it multilingual retrieval).  A monolingual-retrieval line also gives the English baseline
+instance, made once per English question however many languages' lines repeat it (:func:`english_key`).
+Every line is checked before the benchmark is written, in one transaction.
 
-The release holds both of XRAG's settings in one file.  A line's setting is
-its ``setting`` field when there is one; otherwise it is read from the
-articles: multilingual retrieval shows articles in the question's language
-beside the English ones, monolingual retrieval English articles only, so an
-article lingua places in the question's language makes the line
-``multilingual_retrieval`` (the field list of the dataset card does not name
-the setting).  Each line gives an instance in its
-language, and a monolingual-retrieval line also one in English with the
-English question (the English baseline the release provides).  A question
-is released once per language, each line carrying the same English version
-over the same English articles: the English instance is made once, from the
-first line that carries it (an English question with the same answer and
-the same articles, in any order, is the same instance), so the English
-baseline counts each question once, not once per language.  Articles are
-shown in ``article_order`` when it is a permutation of their positions, else
-as listed.  One
-``qa_items`` row per question keeps its type for the per-type scores.
-
-Every line is checked before anything is written (a bad one is named with
-its file and line), and the benchmark is written in one transaction.
+See ``docs/xrag.md``, "Importing the released test set".
 """
 
 from __future__ import annotations
@@ -38,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.errors import ConfigError
-from tasks.imports.common import chosen_langs, write_benchmark
+from tasks.imports.common import DatasetLayout, chosen_langs, write_benchmark
 from tasks.json_lines import read_json_lines
 from tasks.stage import StageOutput
 from tasks.text.language_id import detect_language, lingua_code, lingua_supports
@@ -157,3 +135,6 @@ def english_key(setting: str, question: str, answer: str, record: dict[str, Any]
     roles: the lines of one question may list them in different orders)."""
     articles = sorted(zip(record["articles"], map(str, record["is_support"]), strict=True))
     return setting, question, answer, *(part for article in articles for part in article)
+
+
+IMPORTER = DatasetLayout(RECIPE, write, default_name="xrag")

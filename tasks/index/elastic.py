@@ -1,54 +1,12 @@
 """The Elasticsearch backend: one index per language on a cluster, same contract as the embedded one.
 
-This is how CLIRMatrix itself was mined. Searches go through an alias,
-``<prefix>-<lang>-<digest>`` with the digest taken from the reference's
-absolute ``path`` (so each index stage output has its own alias, and every
-process on every machine that sees the same path finds it). Each build
-creates a fresh concrete index named from the alias and the build's
-fingerprint, ``<alias>--<settings digest>-<random>``, with BM25 at the
-config's k1/b on title and body and the language's analysis, bulk-loads it,
-refreshes it once and checks that the cluster counts every document. Only
-then is the alias moved in one ``update_aliases`` request (remove it from the
-index it named, add it to the new one as the write index), which the cluster
-applies atomically: a search sees the old index or the new one, never a
-half-built one. The indexes the alias named before are deleted afterwards. A
-failed build deletes its own half-built index and leaves the old one in
-service; a killed build leaves an unaliased ``<alias>--…`` index, which the
-next build (or ``drop``) of that path deletes. Builds of one path are run one
-at a time (the index stage is one cell); a second concurrent build of the same
-path would delete the first one's unfinished index.
+Searches go through an alias per index path (named in the manifest at ``path``); each build loads a fresh
+concrete index ``<alias>--…``, checks its count, then moves the alias in one atomic ``update_aliases``, so
+a search never sees a half-built index.  Builds of one path must not run concurrently (the second would
+delete the first's unfinished index).  Queries are ``most_fields`` over the boosted title and the body,
+sorted by score then doc id, so scores and ties match the embedded backend's.
 
-The small JSON file at ``path`` is the manifest the rest of the pipeline reads
-(the stage cache, rankers, distractors): it names the alias (not a concrete
-index), the URL and the config, and is rewritten atomically after the swap.
-A manifest written before aliases, naming a concrete index, still searches
-it; the next build replaces that index and deletes it.
-
-Queries go in ``msearch`` batches of ``multi_match`` queries of type
-``most_fields`` over ``title^boost`` and ``body``: every word's score in every
-field adds up, which is exactly what the embedded backend's sparse products
-compute (``best_fields`` would keep only the better field). Hits are sorted by
-score, then by doc_id, on the server, so ties come out in the same order as
-the embedded backend's. ``dfs_query_then_fetch`` makes the BM25 statistics
-index-wide when an index has more than one shard (a single shard, the
-default, needs no extra round trip).
-
-Transient failures (HTTP 429/502/503/504, timeouts) are retried by the client
-with exponential backoff; bulk items rejected with 429 and msearch items that
-failed transiently are retried too. Anything else fails at once with the
-index name and the cluster's reason.
-
-Both backends apply Lucene's BM25 formula at the config's k1/b with per-field
-statistics. Differences that remain: Elasticsearch's language analyzers
-remove stop words and use their own stemmers (``english`` is Porter,
-``german`` is light German with umlaut folding), and Lucene stores each
-field length in one byte (exact up to 40 words, rounded down by up to 11%
-above) where the embedded backend keeps exact lengths, so scores of longer
-documents differ slightly (rankings within one backend are what the CLIR
-labels use).
-
-The client library must match the cluster's major version (client 9.x talks
-to Elasticsearch 9).
+See ``docs/models-and-backends.md``, "Elasticsearch".
 """
 
 from __future__ import annotations

@@ -1,42 +1,12 @@
 """The embedded BM25 index: Lucene's BM25 at the config's k1 and b, in a directory on disk.
 
-tantivy's own scoring cannot apply the config: its BM25 has k1 = 1.2 and
-b = 0.75 fixed in the library (constants in ``tantivy/src/query/bm25.rs``,
-also baked into its block-max postings), and its Python binding exposes no
-term frequencies to rescore with. So tantivy only analyses here (the
-language's tokenizer, lowercase and stemmer, in Rust, as
-``tasks/index/analysis.py`` plans them), and the scores are bm25s's
-(``method="lucene"``, computed here by array operations, saved in its format). Every word w of a field gets, in every document d that has it,
+tantivy only analyses (its own BM25 has k1 and b fixed); the scores are bm25s's ``method="lucene"``,
+precomputed per field at build time (so k1 and b are fixed per index), and a batch of queries is scored by
+sparse products — the ``most_fields`` OR of Elasticsearch, with no query syntax.  A build is published by
+switching the ``path`` symlink to a fresh hidden directory in one rename, so a reader always sees a
+complete index.
 
-    idf(w) · tf / (tf + k1 · (1 − b + b · dl / avgdl)),   idf(w) = ln(1 + (N − n + 0.5) / (n + 0.5))
-
-with N, n and avgdl counted per field over the documents that have a word
-in that field: Lucene's formula and statistics, which Elasticsearch applies,
-so both backends score on one scale (no classic ``(k1 + 1)`` factor). One
-difference remains: Lucene stores a field's length in one byte (exact up to
-40 words, rounded down by up to 11% above), bm25s keeps it exact.
-
-These scores are precomputed when the index is built, one (word ×
-document) matrix for the title and one for the body, so k1 and b are fixed
-per index, as an Elasticsearch similarity is. A batch of queries is scored
-by sparse products (scipy): each query's words, title words weighted by the
-boost and a repeated word counted per occurrence, times each field's
-matrix, summed. That is the boolean OR of every word against the boosted
-title and the body that Elasticsearch's ``most_fields`` computes, and no
-query is parsed as query syntax: titles such as ``C++ (language)``, ``AND``
-or ``"Weird" Al`` are just words. A query costs in proportion to the
-documents its words occur in; the size of the collection costs one pass per
-chunk of up to ``SEARCH_CHUNK`` queries.
-
-A build keeps each field's word counts in memory until the field is scored
-(8 bytes per distinct word of a document; at the peak, while the counts are
-turned word by word, about 4 KB per document of 200 words besides the documents
-themselves; the index takes about 1 KB per such document on disk). It is
-published atomically: the index is written to a fresh hidden directory
-beside ``path`` and ``path`` is a symlink switched to it with one rename, so
-a reader always sees a complete index, old or new. The hidden directory
-carries its writer's marker until it is published, so the next build in the
-same folder deletes what a killed build left half written.
+See ``docs/models-and-backends.md``, "The embedded index".
 """
 
 from __future__ import annotations

@@ -1,28 +1,12 @@
 """The gold a baseline backend may read: the ``oracle`` answers with it, the ``reference-judge`` compares with it.
 
-A backend sees only its request, and the gold answer is in no prompt a
-system answers.  The stages that ask a model about instances (inference,
-pointwise judging, the arena) therefore hand it over *beside* the request:
-:func:`gold_shown_to` looks up the instances' gold and, for a judge, the
-answers it is asked about, and holds them in a context variable for the
-duration of one batch of calls; :func:`gold_for` reads it back by request.
+A backend sees only its request, and the gold is in no prompt, so the stages that ask about instances hand
+it over beside the request: :func:`gold_shown_to` holds it in a context variable for one batch of calls
+(looked up only for the :data:`GOLD_READERS`), :func:`gold_for` reads it back.  A real model never gets it,
+request hashes stay as they were, and parallel cells each see their own.  The price: a cached baseline reply
+outlives a corrected gold answer.
 
-Why this channel and not a field of the request:
-
-- a real model never gets the gold: its prompt is rendered before and
-  without it, its backend never reads the variable, and :func:`gold_shown_to`
-  does not even look the gold up unless the model is a baseline that reads
-  it (:data:`GOLD_READERS`);
-- request hashes, and so every cached call of every model, stay as they were:
-  the request is the very object it was before;
-- the client runs a batch's calls on its call loop in a copy of the caller's
-  context (:mod:`tasks.llm.client`), so the variable reaches the backend there
-  and only there: parallel cells in other threads each have their own.
-
-The price: the call cache keys a baseline's reply by its request, which does
-not hold the gold, so an answer corrected under an unchanged question keeps
-the oracle's earlier reply in ``llm_calls``.  Baselines are for demos and
-tests, where benchmarks are built fresh.
+See ``docs/models-and-backends.md``, "Baselines".
 """
 
 from __future__ import annotations

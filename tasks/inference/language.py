@@ -1,27 +1,13 @@
 """The language a response is written in: checked by script for every language, by lingua where it has a model.
 
-XRAG counts a correct answer in the wrong language as wrong, and MIRAGE's
-features use lingua's probabilities.  Per response (citations stripped):
+XRAG counts a correct answer in the wrong language as wrong, and MIRAGE's features use lingua's
+probabilities.  Script comes first: an answer with no letter in a script of the question's language is
+not in it.  A short answer (under ``MIN_LETTERS`` letters) or a language lingua has no model for is placed
+by script alone (``unchecked`` where the script is shared); otherwise lingua gives ``detected``,
+``target_prob``, ``english_prob`` and ``switched_share``.  A code neither the language table nor lingua
+knows is ``unsupported``.
 
-- **script first, every language**: an answer none of whose letters is in a
-  script of the question's language (Unicode's Script property against the
-  language table) is not in that language — "Angkor" to a Khmer question, a
-  Latin sentence to an Amharic one.  ``detected`` is then lingua's reading
-  where it has one for a long answer, else CLDR's likeliest language of the
-  answer's main script (Latin → en);
-- a short answer (under ``MIN_LETTERS`` letters), or any answer in a
-  language lingua has no model for, is placed by script alone: in the
-  language when its main script is one only that language is written in
-  (Hangul for Korean, Khmer for Khmer), ``unchecked`` when the script is
-  shared (Han, Latin, Arabic …) or there are no letters;
-- otherwise lingua reads it: ``detected``, ``target_prob`` and
-  ``english_prob`` (its confidence in the question's language and in
-  English), and ``switched_share`` (the share of sentences placed in another
-  language than the target).
-
-Probabilities exist only where lingua knows the target.  A code neither the
-language table nor lingua knows is ``unsupported``.  The rule and its
-denominators are in ``docs/evaluation.md`` ("Response language").
+See ``docs/evaluation.md``, "Response language".
 """
 
 from __future__ import annotations

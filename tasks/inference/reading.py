@@ -39,7 +39,7 @@ _OPEN_TAG = re.compile(r"<answer>", re.IGNORECASE)
 _CLOSE_TAG = re.compile(r"</answer>", re.IGNORECASE)
 #: A line where a completion model starts its prompt again: one opening a block of the answer templates
 #: (tasks/llm/templates/answer_*.j2) — the question, the passages, a document, an article — or an instruction.
-#: tests/test_response_reading.py renders every template to keep this list in step with them.
+#: tests/evaluation/test_response_reading.py renders every template to keep this list in step with them.
 _ECHO = re.compile(
     r"(?:^|\n)[ \t]*[#*_]*[ \t]*(?:"
     r"(?:Question|Passages)[*_ \t]*[:：]"  # Question: …  Passages:

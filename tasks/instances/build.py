@@ -1,30 +1,12 @@
 """Benchmark instances: each accepted question, in each language it passed translation into, per setting.
 
-An instance is everything a model is shown (question, documents in their
-presented order, a hint) plus what scoring needs (gold answer, the judge's
-context).  Document order is shuffled with a seed derived from the
-benchmark seed and the instance id, so it is reproducible and an instance's
-order does not change when other instances come or go.
+An instance is everything a model is shown (question, documents in their presented order, a hint) plus
+what scoring needs (gold answer, the judge's context).  Document order is shuffled by a seed from the
+benchmark seed and the instance id, so it never changes when other instances come or go.  A question
+enters a language only through translations that passed the gate, and an item short of kept distractors
+for a retrieval setting is an issue, never built short.
 
-Settings (``specs/xrag.md``, ``specs/eclektic.md``):
-
-=========================  ===============  ========================================  =======================
-setting                    question in      supporting documents                      distractors
-=========================  ===============  ========================================  =======================
-monolingual_retrieval      pivot and each X 2 pivot (a pivot–pivot pair)               6 pivot
-multilingual_retrieval     X                1 pivot + 1 X (a pivot–X pair)            3 pivot + 3 X
-closed_book (XRAG)         pivot            —                                         —
-oracle                     pivot            2 pivot                                   —
-closed_book (ECLEKTIC)     source and each  —                                         —
-hint_general / _lang /     each target      —                                         —
- _title
-open_book_source_context   each target      the source-language context              —
-=========================  ===============  ========================================  =======================
-
-A question enters a language only when its question and answer (and, for
-ECLEKTIC, its context) translations passed the gate; an item without enough
-kept distractors for a retrieval setting is reported as an issue, not built
-short.
+See ``docs/qa-build.md``, "Instances and distractors".
 """
 
 from __future__ import annotations

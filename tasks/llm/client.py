@@ -1,37 +1,14 @@
 """Call discipline for every model call: cache, budget, concurrency, rate limits, retries.
 
-:meth:`LLMClient.run` takes a batch of requests for one model and returns one
-:class:`CallResult` per request, in order.  For each distinct request:
+:meth:`LLMClient.run` takes a batch of requests for one model and returns one :class:`CallResult` per
+request, in order; one item failing never fails the batch.  An ``ok`` row of ``llm_calls`` answers a
+request without a call (``failed`` rows are not served); every attempt must fit the :class:`Budget`, and
+the first that does not stops the rest as ``skipped_budget``; the concurrency and rate limits are the
+model's, shared by every batch of the process (:class:`_CallLoop`); transient errors are retried, an
+endpoint refusing connections ``UNREACHABLE_AFTER`` times is down (:class:`_Breaker`); outcomes are stored
+as each call ends (:class:`_GroupCommit`), and ``CallResult.answer`` is the reply past any echo of the prompt.
 
-1. an ``ok`` row in the warehouse's ``llm_calls`` answers it without a call
-   (status ``cached``); ``failed`` rows are not served, so a rerun retries
-   what failed last time;
-2. every attempt — the first and each retry — must fit in the
-   :class:`Budget`, else the request is ``skipped_budget`` and so is every
-   later one: the stage stops cleanly, and a rerun with a new budget resumes,
-   since what was done is cached;
-3. at most ``max_concurrency`` requests to the model are in flight in the
-   whole process, paced to the entry's ``rpm`` and ``tpm`` (tokens estimated
-   as in :mod:`tasks.llm.budget`).  The limits are the model's, not a
-   batch's: the batches of parallel cells, whatever thread, client or event
-   loop they come from, share one semaphore and one pair of limiters
-   (see :class:`_CallLoop`);
-4. transient errors and malformed replies are retried with exponential backoff
-   and jitter, waiting at least what a ``Retry-After`` header asks (capped by
-   the policy's ``max_delay``); permanent errors fail at once;
-   an endpoint that refuses connections ``UNREACHABLE_AFTER`` times in a row
-   is down: the model's remaining requests fail at once with "endpoint
-   unreachable" instead of each retrying with backoff (:class:`_Breaker`);
-5. the outcome is written to ``llm_calls`` as soon as the call ends, outside
-   the concurrency gate; calls ending while a write is under way share the
-   next transaction (:class:`_GroupCommit`), so storing never throttles the
-   calls and a crash loses at most the write in flight;
-6. the reply is read past any echo of the prompt: ``CallResult.answer`` is
-   the model's own answer, what the stages parse.
-
-One item failing never fails the batch: its result carries the reason.  An
-unexpected exception (a bug) stops the run; the calls finished before it are
-already stored.
+See ``docs/models-and-backends.md``, "Calls: limits, retries, the call cache, budgets and prompts".
 """
 
 from __future__ import annotations

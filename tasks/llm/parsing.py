@@ -1,26 +1,11 @@
 """Tolerant readers of generated text (questions, answers, tagged fields), each returning a parse status.
 
-Models wrap answers in markdown, change the keywords' case, forget a closing
-tag or add a preamble; a strict parser would throw away answers a reader
-would accept.  Each reader here accepts those variations and, when it still
-finds nothing, returns ``parse_failed`` with a reason that is stored on the
-item — nothing is dropped silently.  Verdicts are the exception: they are
-read strictly, by :mod:`tasks.llm.verdicts`, because a guessed verdict is a
-wrong score.
+Models wrap answers in markdown, change case, forget closing tags or add preambles; each reader accepts
+that and otherwise returns ``parse_failed`` with a reason, never a silent drop.  Verdicts are read strictly
+instead (:mod:`tasks.llm.verdicts`).  Readers are given the model's own answer, past any echo of the prompt
+(:func:`echo_end`), never the raw reply; a completion prompt's final label is put back with ``primed``.
 
-Readers are given the model's own answer, never the raw reply: a model that
-repeats its prompt first would otherwise hand them the prompt's worked
-examples, and the first pair found would be the example's.  The
-client knows each request's prompt, so it cuts the echo once for every stage
-(:func:`echo_end`, giving :attr:`tasks.llm.types.CallResult.answer`); the
-raw reply stays in ``llm_calls`` for audit.  After the cut the first match is
-the model's answer in both modes: a chat model answers once, and a completion
-model that carries the few-shot pattern on after its answer writes its own
-answer first.
-
-Completion prompts end with the label the model should continue ("Question:"),
-so the answer lacks it: pass that label as ``primed`` and it is put back before
-parsing.
+See ``docs/evaluation.md``, "Prompts".
 """
 
 from __future__ import annotations

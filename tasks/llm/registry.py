@@ -1,25 +1,12 @@
 """The model registry: which models exist, how to reach them, their limits and prices.
 
-A YAML file with a top-level ``models:`` list, found at ``$BABELBENCH_MODELS``,
-else ``$BABELBENCH_HOME/models.yaml``, else a built-in registry holding only
-the local demo model — so a laptop run needs no file at all, and pointing the
-project at any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, a
-hosted API) is an entry in that file, not a code change (the README's "QA
-recipes and models" section has an example).
+A YAML ``models:`` list at ``$BABELBENCH_MODELS``, else ``$BABELBENCH_HOME/models.yaml``, else a built-in
+registry (the local demo model and the baselines), so any OpenAI-compatible endpoint is an entry, not a code
+change.  Errors name the file, the entry (position, line and name) and the field.  Each load announces what
+changed since the home last recorded the file (``.models.seen.json``) as ``babelbench.model.*`` Prefect
+events, which the ``evaluate-on-new-model`` trigger answers.
 
-Errors name the file, the entry (position, line and name) and the field.
-
-Every load of a registry file checks whether it changed since the last load
-this home recorded (``.models.seen.json`` in the home: the file's content
-hash and one hash per entry).  A change is announced as Prefect events, one
-per model — ``babelbench.model.added``, ``babelbench.model.updated`` or
-``babelbench.model.removed``, resource ``babelbench.model.<name>`` — which the
-``evaluate`` deployment's ``evaluate-on-new-model`` trigger (prefect.yaml)
-answers by evaluating the model.  ``babelbench models add`` is an edit like
-any other.  The first load of a file only records it (a fresh home announces
-nothing), and a change is recorded only once it was sent to a Prefect API, so
-an edit made while none is configured is announced by the next load that has
-one.
+See ``docs/models-and-backends.md``, "The model registry".
 """
 
 from __future__ import annotations
@@ -35,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tasks.errors import ConfigError
 from tasks.settings import DEFAULT_HOME, HOME_ENV
@@ -56,7 +43,8 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1, description="What stages and the CLI call the model.")
-    backend: Literal["openai", "llamacpp", "anthropic", "baseline"]
+    backend: str = Field(description="What calls it: openai (any OpenAI-compatible endpoint), anthropic, llamacpp"
+                         " (in-process), baseline, or a backend another package registers (tasks.plugins).")
     model: str = Field(min_length=1, description="Provider model id; for llamacpp a GGUF path or " + PACKAGED_GEMMA)
     base_url: str | None = Field(None, description="Endpoint, e.g. http://host:8000/v1; the SDK default when empty.")
     api_key_env: str | None = Field(None, description="Environment variable holding the API key; none for open endpoints.")
@@ -69,6 +57,14 @@ class ModelSpec(BaseModel):
     price_in: float = Field(0.0, ge=0)
     price_out: float = Field(0.0, ge=0)
     timeout: float = Field(120.0, gt=0, description="Seconds to wait for one answer before retrying.")
+
+    @field_validator("backend")
+    @classmethod
+    def _registered_backend(cls, backend: str) -> str:
+        from tasks.llm.backends import LLM_BACKENDS  # imports this module: a cycle at import time
+
+        LLM_BACKENDS.require(backend)
+        return backend
 
     @model_validator(mode="after")
     def _fits_backend(self) -> ModelSpec:

@@ -1,25 +1,11 @@
 """Dates as a locale writes them, read with the locale's own CLDR patterns (through ICU).
 
-A date is read by the patterns CLDR gives its locale — the short, medium,
-long and full date formats and the patterns ICU's
-``DateTimePatternGenerator`` makes for common skeletons (year; month and
-year; day, month and year with a numeric, abbreviated or spelled-out month;
-each with and without the weekday) — so "2019年3月7日", "2019년 3월 7일",
-"7 de marzo de 2019", "7. März 2019" and "3/7/19" are read where they are
-written, and a locale ICU knows needs no code.  Each pattern becomes a
-regular expression: its fields match digits or the locale's names (months
-and weekdays also in English, eras of the locale's calendar), the literal
-words it quotes ("de", "年", "г.") must be there (at its end they may be left
-out), and any spaces and punctuation may separate the fields.  Beside them:
-ISO 8601 ("2019-03-07", "2019-03", "2019"), English dates with a spelled-out
-month in either English order, and the year alone as each pattern writes it
-("2019年", "2019 г.").  A locale whose calendar is not the Gregorian one (Thai
-counts Buddhist years: 2562 is 2019) is read in its calendar and in the
-Gregorian one.  What no pattern reads is left to dateutil, with the locale's
-month names and numeric order (ordinals, "the 1st of May").
+Each CLDR date pattern of the locale (its formats and common skeletons) becomes a regular expression, so a
+locale ICU knows needs no code; ISO 8601, English dates and the year alone are read beside them, a
+non-Gregorian calendar also as Gregorian, and the rest is left to dateutil.  A two-digit year is known up
+to its century, as ICU parses one.
 
-A two-digit year is known up to its century ("3/7/19" agrees with 1919 and
-2019), as ICU itself parses one.
+See ``docs/mkqa.md``, "How the improved mode reads an answer".
 """
 
 from __future__ import annotations

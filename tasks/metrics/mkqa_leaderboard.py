@@ -1,26 +1,12 @@
 """MKQA's leaderboard rows: EM and F1 of a model's stored responses against each instance's gold answers.
 
-Beside the headline EM and F1 each slice has ``answerable_em``/``_f1`` (the
-examples with a short answer) and ``unanswerable_em``/``_f1`` (long_answer
-and unanswerable ones, where abstaining is right), so a model that answers
-well and one that abstains well are told apart.
+Beside the headline each slice has ``answerable_*`` and ``unanswerable_*`` scores, and counts the
+responses it stands on (``answered``, ``failed``).  A failed response is neither an answer nor an
+abstention: it scores 0 in both modes (as an abstention, a dead endpoint would tie ``abstain``).  The
+official mode gets a no-answer probability of 1 for an abstention and 0 for an answer, with ties grouped
+and failures passed as ``failed`` (:func:`tasks.metrics.mkqa_official.score_language`).
 
-A response that failed — the call failed, the reply could not be read, the
-budget stopped it: any status but ``ok`` — is neither an answer nor an
-abstention.  It scores 0 on its example, answerable or not, in both modes:
-scored as an abstention it would earn 1 on every unanswerable example, and a
-dead endpoint would tie the ``abstain`` baseline.  Each row counts the
-responses it was computed from (``answered``, ``failed``).
-
-The official mode needs a no-answer probability per prediction, which a
-generative model does not give: an abstention (an empty answer or a refusal,
-as the improved mode detects them) gets 1 and an empty prediction, an answer
-gets 0, and the sweep admits tied probabilities together
-(:func:`tasks.metrics.mkqa_official.score_language`, ``ties="grouped"``), so
-the numbers do not depend on the order of the rows.  A failed response
-enters it as ``failed`` (0 at every threshold, also where the sweep starts
-from everyone abstaining), not as a prediction: with any text and any
-probability it would still be credited as abstaining at the sweep's start.
+See ``docs/mkqa.md``, "In the leaderboard".
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """MKQA's official scoring, reproduced number for number — its quirks included, on purpose.
 
-The numbers papers report come from the official scorer, so this mode keeps
-what a careful reader would call its bugs: ASCII punctuation only, the
-French and Italian article patterns that also eat the start of words
-("la" in "lapin"), the Arabic pattern that removes every "ال", characters as
-tokens for Chinese, Japanese, Thai and Khmer, a no-answer threshold that
-starts at 0.0 whatever the probabilities are, and ties in the threshold sweep
-broken by the order of the predictions file.  The improved mode
-(:mod:`tasks.metrics.mkqa_improved`) is the one to use for generative models.
+The numbers papers report come from the official scorer, so this mode keeps what a careful reader would
+call its bugs (ASCII punctuation, article patterns that eat the start of words, characters as tokens for
+some scripts, the threshold sweep's start and tie order).  The improved mode
+(:mod:`tasks.metrics.mkqa_improved`) is the one for generative models.  Two opt-in departures, for the
+leaderboard's own predictions only, are explained at :func:`score_language`.
 
-Two departures are opt-in, for the leaderboard's own predictions (never for a
-file, whose numbers must equal the official script's): ``ties="grouped"``
-lets the sweep stop only between distinct probabilities, and ``failed``
-names examples whose response failed, scored 0 at every threshold.  Both are
-explained at :func:`score_language`.
-
-It is faster than the official script because each string is normalised
-once (the official code normalises every gold answer twice per
-prediction), a language's strings are normalised together in one pass
-(:func:`tokenize_all`), files are decoded by msgspec, and
-:func:`tasks.metrics.mkqa.score_files` scores languages on every core.
+See ``docs/mkqa.md``, "Scoring".
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """XRAG's accuracy: the judge panel's majority says correct AND the answer is in the question's language.
 
-The panel decides by a strict majority of the whole configured panel
-(:mod:`tasks.metrics.panel`): a missing verdict is not a yes, so a panel
-that lost a judge needs as many yes as a full one; such incomplete panels
-are counted (``judge_failed``).  A response that failed (call or parse
-failed, stopped by the budget) is incorrect and stays in every denominator.
-An answer whose decision the missing verdicts could have changed is
-incorrect too, unless the user asks to leave it out (``exclude``).  The
-language rule follows the paper: a correct answer in the wrong language is
-wrong.  Beside the accuracy, three shares of the *answered* responses:
-``wrong_language``, ``unchecked`` (the language could not be told: no
-letters, or a shared script without a lingua model; decided by the panel
-alone) and ``abstained`` (a whole-answer decline, incorrect, and never
-counted as wrong-language).  Intervals resample questions (a question's
-languages and types move together).
+The majority is of the whole configured panel (:mod:`tasks.metrics.panel`): a missing verdict is never a
+yes, and a failed response stays incorrect in every denominator.  Beside the accuracy, ``wrong_language``,
+``unchecked`` and ``abstained`` are shares of the answered responses.  Intervals resample questions.  The
+pooled ``all`` is over the non-English question languages; English is the baseline row.
 
-The pooled ``all`` language is over the question languages other than
-English, the pivot and baseline of the protocol; English keeps its own row,
-reported beside it as the baseline.  A setting asked only in English (the
-no-retrieval and oracle settings) therefore has no ``all`` row.
+See ``docs/evaluation.md``, "XRAG".
 """
 
 from __future__ import annotations

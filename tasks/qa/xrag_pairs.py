@@ -1,30 +1,12 @@
 """XRAG related pairs: articles that mention the same entities, then an LLM relatedness check.
 
-The paper pairs news articles sharing at least two named entities in their
-titles and published at most 14 days apart, and asks a model whether each
-pair is really about related things.  On Wikipedia the entities an article
-mentions are the titles found in its text (:mod:`tasks.text.entities`), keyed
-by Wikidata QID, so they compare across languages for free; the last-revision
-timestamp stands in for the publication date.
+The paper's news rule (two shared named entities, at most 14 days apart) on Wikipedia: entities are the
+titles an article mentions, keyed by QID so they compare across languages, an article's own subject among
+them; the last revision's timestamp stands in for the date.  A cross-language pair is about two different
+entities (the same QID is a translation).  Pairs cut by the date window or ``max_pairs`` stay as
+``filtered`` rows with the reason; the others are ``candidate`` until :func:`check_related` decides.
 
-Decisions:
-
-- An article's own subject counts among its entities.  Two articles that each
-  mention the other therefore share two entities, and "A mentions B" plus one
-  common entity is a pair.  Without this the most obviously related articles —
-  a river and its tributary, each naming the other and the town where they
-  meet — share only the town and would be missed.
-- An inverted index (entity → articles) finds the pairs; no graph search.
-- A cross-language pair joins a pivot article and an article of another
-  language about a *different* entity (the same QID is the same article
-  translated, not a second document).  An article without a QID cannot be
-  told apart from its partner and takes no part in cross-language pairs.
-- score = number of shared entities; the pair's evidence lists them.
-- Pairs meeting the entity rule but outside the date window or beyond
-  ``max_pairs`` are kept as rows with status ``filtered`` and the reason, so
-  the cut can be audited; the rest are ``candidate`` until
-  :func:`check_related` sets related | unrelated | parse_failed | call_failed |
-  skipped_budget.
+See ``docs/xrag.md``, "Pairs and questions".
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ from tasks.errors import ConfigError
 from tasks.index.base import read_info
 from tasks.index.corpus import index_path
 from tasks.index.registry import get_backend
-from tasks.rankers.base import Query, Ranking
+from tasks.placement import Placement
+from tasks.rankers.base import Query, RankerSpec, Ranking
 from tasks.stage import current_ref
 from tasks.warehouse.db import Warehouse
 
@@ -21,6 +22,13 @@ class Bm25Ranker:
     def __init__(self, backend: str) -> None:
         self.backend = backend
         self.name = f"bm25:{backend}"
+
+    @classmethod
+    def from_spec(cls, spec: RankerSpec, *, backend: str, placement: Placement) -> Bm25Ranker:
+        """``bm25`` searches the index ``backend`` built (no model: a ``:MODEL`` part is ignored, as it always was)."""
+        if spec.index:
+            raise ConfigError(f"ranker {spec.text!r}: bm25 searches the {backend} index, it takes no @INDEX")
+        return cls(backend)
 
     def rank(self, wh: Warehouse, src: str, tgt: str, queries: Sequence[Query], k: int) -> Ranking:
         ref = current_ref(wh, "index", tgt)

@@ -24,7 +24,7 @@ from tasks.errors import ConfigError
 from tasks.index.corpus import articles_sql
 from tasks.placement import Placement, batch_size, load_bi_encoder
 from tasks.rankers import vector_index
-from tasks.rankers.base import Query, Ranking
+from tasks.rankers.base import DEFAULT_DENSE_MODEL, Query, RankerSpec, Ranking
 from tasks.rankers.embedding_cache import encode_corpus, load_npz
 from tasks.rankers.search import to_device, top_k
 from tasks.stage import current_ref, digest
@@ -68,6 +68,11 @@ class DenseRanker:
         # exact and flat return the same rankings, so they share a name; an approximate index is named
         self.name = f"dense@{index}:{model}" if index in vector_index.APPROXIMATE else f"dense:{model}"
         self._searchable: dict[str, tuple[np.ndarray, np.ndarray, Any]] = {}
+
+    @classmethod
+    def from_spec(cls, spec: RankerSpec, *, backend: str, placement: Placement) -> DenseRanker:
+        """``dense[@INDEX][:MODEL]``: the default model, searched exactly, where not given."""
+        return cls(spec.model or DEFAULT_DENSE_MODEL, placement, index=spec.index or "exact")
 
     @cached_property
     def model(self) -> Any:

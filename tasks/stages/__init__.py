@@ -6,7 +6,6 @@ from tasks.faces import lazy_face
 
 __all__, __getattr__ = lazy_face(__name__, {
     "ClirEvalParams": "clir_eval",
-    "DEFAULT_NAMES": "imports",
     "DumpQuery": "corpus",
     "SitelinkChoice": "corpus",
     "add_benchmark_languages": "inventory",
@@ -33,7 +32,6 @@ __all__, __getattr__ = lazy_face(__name__, {
     "flow_run_params": "inventory",
     "flow_session": "orchestration",
     "generate_stage": "qa",
-    "import_cell": "imports",
     "import_stage": "imports",
     "index_stage": "clir",
     "inference_stage": "inference",

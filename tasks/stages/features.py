@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from prefect.states import State
 
-from tasks.catalog import FEATURES
-from tasks.features.compute import VERSIONS, compute_feature
-from tasks.features.grades import TEMPLATES
+from tasks.catalog import FEATURES as FEATURES_STAGE
+from tasks.features.compute import compute_feature
 from tasks.features.models import FeatureModels
+from tasks.features.registry import FEATURES
 from tasks.llm import Budget, template_hash
 from tasks.placement import placement_params
 from tasks.stage import ReadFields, StageRef, rows_digest, run_stage
@@ -30,22 +30,23 @@ def features_stage(home: str, cell: str, benchmark: str, name: str, reference_mo
                    run_id: str) -> StageRef | State[StageRef]:
     """One feature cell (see the module notes); an LLM-graded feature is a paid cell that retries what failed."""
     wh = shared_warehouse(home)
+    feature = FEATURES.get(name)
     model = {"support_entailment": models.nli, "support_neutral": models.nli, "reranker_score": models.reranker}
-    used = (model_identity(home, grader) | {"template": template_hash(TEMPLATES[name])} if name in TEMPLATES
+    used = (model_identity(home, grader) | {"template": template_hash(feature.template)} if feature.template
             else {"name": model[name], **placement_params(model[name], models.device)} if model.get(name) else None)
     read = ReadFields(values={
-        "feature": name, "version": VERSIONS[name], "reference_model": reference_model, "model": used,
+        "feature": name, "version": feature.version, "reference_model": reference_model, "model": used,
         "responses": rows_digest(wh, "SELECT instance_id, model, status, answer, raw_text, citations, language_status,"
                                      " target_prob, english_prob, switched_share, template, request_hash FROM responses"
                                      " WHERE benchmark = ? ORDER BY ALL", [benchmark]),
         "instances": rows_digest(wh, "SELECT instance_id, question, answer, documents FROM instances WHERE benchmark = ?"
                                      " ORDER BY ALL", [benchmark])})
-    if name in TEMPLATES:
-        return run_paid(home, FEATURES, cell, read, {},
+    if feature.template:
+        return run_paid(home, FEATURES_STAGE, cell, read, {},
                         lambda client, ledger, fp: compute_feature(wh, benchmark, name, reference_model, models, fp,
                                                                    client=client, grader=grader, budget=ledger),
                         retry=unfinished(wh, "features", "benchmark = ? AND feature = ?", [benchmark, name]),
                         force=force, budget=budget, run_id=run_id)
-    return as_task_result(run_stage(wh, FEATURES, cell, read, {},
+    return as_task_result(run_stage(wh, FEATURES_STAGE, cell, read, {},
                                     lambda fp: compute_feature(wh, benchmark, name, reference_model, models, fp),
-                                    force=forced(FEATURES.name, force), run_id=run_id))
+                                    force=forced(FEATURES_STAGE.name, force), run_id=run_id))

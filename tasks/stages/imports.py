@@ -8,35 +8,15 @@ cache hit as ``Cached`` in the Prefect UI.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
 from prefect.states import State
 
-from tasks.errors import ConfigError
-from tasks.imports.common import DATASETS, IMPORT, import_dataset
+from tasks.catalog import IMPORT
+from tasks.imports.common import import_dataset
 from tasks.stage import StageRef
 from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
-
-#: The benchmark name each published dataset gets when none is given (a CLIR collection takes its directory's).
-DEFAULT_NAMES: dict[str, str | None] = {"mkqa": "mkqa", "eclektic": "eclektic", "xrag": "xrag", "miracl": "mirage",
-                                        "clirmatrix": None}
-
-
-def import_cell(dataset: str, source: Path, name: str | None) -> tuple[str | None, str]:
-    """(name, stage cell) of importing ``source`` as ``dataset``; a missing or unreadable source is a ConfigError now."""
-    if dataset not in DATASETS:
-        raise ConfigError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")
-    if not source.exists():
-        raise ConfigError(f"{source}: no such file or directory")
-    name = name or DEFAULT_NAMES[dataset]
-    module = importlib.import_module(f"tasks.imports.{dataset}")
-    if hasattr(module, "locate"):
-        _, name, cell = module.locate(source, name)
-        return name, cell
-    assert name is not None
-    return name, name
 
 
 @stage_task(IMPORT.name)

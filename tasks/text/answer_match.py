@@ -1,34 +1,11 @@
 """Does a document state the gold answer in so many words? Answer normalisation and containment.
 
-A distractor must not hand the model the answer, so a candidate whose text
-contains the item's gold answer (in the candidate's language) is rejected.
-Both sides go through the same normalisation so that surface differences do
-not hide a match:
+A distractor must not hand the model the answer.  Both sides are normalised alike (NFKC, ASCII digits, no
+thousands separators, one decimal mark, case folded, punctuation as spaces, no spaces in unspaced scripts);
+containment is a substring test that never matches a number inside a longer number, and a short answer in
+a spaced script only as a whole token.  Paraphrases are left to the optional model check.
 
-* NFKC (full-width forms, ligatures, no-break spaces become plain ones),
-  every decimal digit mapped to ASCII (``٤١٢`` is ``412``);
-* thousands separators removed inside numbers (``18,300``, ``18.300``,
-  ``18 300`` and ``18'300`` are all ``18300``; one separator per number, and
-  a leading ``0`` never starts a group, so ``0.412`` stays a decimal);
-* case-folded; punctuation (Unicode category P) becomes a space, except a
-  ``.`` or ``,`` between digits, which is kept as the decimal mark ``.``
-  (``3,5`` and ``3.5`` match); whitespace collapsed;
-* in scripts written without spaces (the language rule's segmenter) spaces
-  are dropped on both sides, since where a writer put one is arbitrary.
-
-Containment is a substring test with boundaries where a substring would lie:
-an answer starting or ending with a digit never matches inside a longer
-number (``412`` is not in ``1412``, ``1`` is not in ``1998`` or ``3.1``), and
-a short answer (at most :data:`SHORT_ANSWER_CHARS` characters) in a spaced
-script must be a whole token (``fc`` is not in ``fcs``). Longer answers are
-plain substrings on purpose: an inflected or compounded mention (German
-``Velnabrücke`` contains ``Velna``) is more likely a true mention than a
-coincidence, and rejecting a candidate too many only costs a candidate.
-
-Known limits, left to the optional answer check (NLI/LLM): paraphrases
-(``412 km`` for ``412 kilometres``), answers given as sets in another order,
-and a ``,``/``.`` between digit groups that is a decimal mark in one language
-and a thousands separator in another (``3,500`` is 3500 here).
+See ``docs/qa-build.md``, "Instances and distractors".
 """
 
 from __future__ import annotations

@@ -1,33 +1,12 @@
 """Regenerate ``languages.csv``: one rule row for every Wikipedia language edition.
 
-Run ``python -m tasks.text.generate_languages`` (``make languages``); the
-output depends only on the pinned versions of the sources named in its header,
-so running it again with the same versions rewrites the file byte for byte
-(``tests/test_language_table.py`` checks that).
+Run ``python -m tasks.text.generate_languages`` (``make languages``).  The output depends only on the
+pinned versions of the sources its header names, so it regenerates byte for byte
+(``tests/text/test_language_table.py`` checks that).  The facts those sources lack or get wrong for a wiki
+are the named tables below (``WIKI_TAGS``, ``WIKI_SCRIPTS``, ``DBNAME_EXCEPTIONS``,
+``PREFERRED_SEGMENTERS``), never edits of the output.
 
-Where each column comes from:
-
-- ``lang``: the wiki codes of pywikibot's Wikipedia family (open wikis, which is
-  what the dump site publishes), e.g. ``be-tarask``, ``zh-yue``, ``simple``.
-- ``bcp47``: the language tag the code stands for. Most wiki codes are tags
-  already; the exceptions are pywikibot's code aliases whose alias is a valid
-  language subtag (``yue`` for ``zh-yue``, ``nb`` for ``no``, ``gsw`` for ``als``)
-  and the few in ``WIKI_TAGS`` that neither source knows.
-- ``name``: the English name of that tag (langcodes + language-data, CLDR).
-- ``wiki``: the database name that prefixes dump files (``be_x_oldwiki`` for
-  ``be-tarask`` — see ``DBNAME_EXCEPTIONS``).
-- ``script``: CLDR's likely script of the tag, corrected by ``WIKI_SCRIPTS``
-  where a wiki is written in another script than CLDR's default.
-- ``segmenter``: ``icu`` (ICU word break) for scripts written without spaces
-  between words, except where ``PREFERRED_SEGMENTERS`` names a better
-  dictionary segmenter; ``whitespace`` otherwise. ``truncate_unit`` follows:
-  600 characters for unspaced scripts, 200 tokens otherwise (CLIRMatrix).
-- ``stemmer``: the Snowball algorithm (PyStemmer) whose name CLDR resolves to
-  the language (``bengali`` for ``bn``), if any; ``analyzer``: Elasticsearch's
-  built-in analyzer found the same way, else ``standard``.
-- ``disambiguation_markers``: the hand-kept fallback in
-  ``disambiguation_templates.csv``; ``Disambig|Disambiguation`` (template names
-  used across many wikis) for the others.
+See ``docs/languages.md``, "The language table".
 """
 
 from __future__ import annotations

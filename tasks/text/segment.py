@@ -140,7 +140,7 @@ def _jieba_blocks() -> Callable[[str], Iterator[Block]]:
     ``www.mediawiki.org`` whole, jieba splits it) and draws its blocks with
     more Han ranges. So each jieba block of Han characters, ASCII letters and
     digits only goes to jieba-rs, every other block to jieba itself: jieba's
-    words exactly (``tests/test_segment_jieba.py`` compares them on large,
+    words exactly (``tests/text/test_segment_jieba.py`` compares them on large,
     varied inputs), at jieba-rs's speed on ordinary Chinese text. Offsets are
     counted as jieba's ``tokenize`` counts them, word lengths one after another;
     :func:`tokenize` takes the words themselves (:func:`_jieba_words`).

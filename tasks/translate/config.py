@@ -10,34 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 class TranslateConfig(BaseModel):
     """Quality gate thresholds and the output-length policy of machine translation.
 
-    ``min_chrf`` = 35 (chrF of the round trip against the source, sacrebleu's
-    0–100 scale).  A round trip through a faithful translation comes back as a
-    paraphrase: measured on hand-made pairs, rewordings that keep the meaning
-    ("Die Velna-Brücke ist 412 km lang." for "Die Brücke über die Velna ist 412
-    Kilometer lang.", "Aska mountain" for "Mount Aska") score 39–77, while a
-    back-translation about something else, or one that lost the question's
-    point ("When was Brennmoor founded?" for "In which year did the first
-    glassworks in Brennmoor open?"), scores 9–23.  35 sits in that gap,
-    leaning lenient because the numbers and entities checks catch the most
-    harmful errors (a changed year, a dropped name) on their own.  chrF is
-    character-based, so it needs no tokenizer for Chinese, Japanese or Thai.
+    ``min_chrf`` (round-trip chrF, 0–100) sits between what faithful round trips and ones that lost the
+    point score, leaning lenient because the numbers and entities checks catch the worst errors.  Texts under
+    ``min_detect_letters`` letters skip the language check (lingua guesses on short, name-heavy text) and are
+    recorded as not applicable, not failed.  The token limit only bounds a model that rambles on.
 
-    ``min_detect_letters`` = 20.  Below about three words lingua's verdict is a
-    guess, and texts made mostly of names are the worst case: "Velna" is
-    Spanish to it, "Mount Aska" Indonesian, "Il est né à Orvik en 1864." (15
-    letters) Italian, "東京" Chinese.  Short answers ("1998", "Velna", "la
-    cathédrale de Tarsk") therefore skip the language check — recorded as not
-    applicable (no detected language), not as a failure — and still go through
-    the round-trip, numbers and entities checks; questions and contexts are
-    long enough to be judged.
-
-    Output length: a translation gets ``tokens_per_char`` tokens per source
-    character, at least ``min_tokens`` and at most ``max_tokens``.  One token per
-    character covers the longest expansions among the supported scripts —
-    Chinese or Japanese into English (about 0.6 token per source character) and
-    Latin script into Hindi or Thai with tokenizers that spend a token per
-    character — and the stop at the end of the line ends a normal answer long
-    before the limit, which only bounds a model that rambles on.
+    See ``docs/qa-build.md``, "Translation".
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -1,50 +1,13 @@
 """The warehouse: one DuckDB file plus its Parquet lake (beside it, or on any fsspec URL: :mod:`tasks.warehouse.lake`).
 
-Several processes share one warehouse
--------------------------------------
-DuckDB lets one process at a time open a database file for writing, and a
-process that has it open keeps every other process out ("Could not set lock on
-file"), readers included. Flow runs therefore never hold the file for a whole
-run. The design:
+DuckDB lets one process at a time open the file, readers included, so no process keeps it: a process holds
+it only while an operation runs (one shared connection per path, cursors per operation, writes serialised),
+behind the cross-process lock ``warehouse.duckdb.lock``, which waiters take in the order of their markers in
+``warehouse.duckdb.waiters/`` and which a waiter gives up on after ``BABELBENCH_WAREHOUSE_WAIT`` seconds
+(:class:`WarehouseBusyError`).  Heavy results are lake shards registered in one short transaction; schema
+work runs once per writable open.
 
-* **Heavy results live in the lake.** Stages write Parquet shards outside any
-  lock (threads, Dask workers, other processes) and register them with
-  :meth:`Warehouse.replace_cells`: one short transaction on the catalog.
-* **The file is held only while an operation runs.** A process opens DuckDB
-  when its first operation (a query or a transaction) starts and closes it
-  when its last in-flight one ends — a reference count across threads; every
-  :class:`Warehouse` of one path in one process shares one connection (a
-  process-wide :class:`_Database`), cursors per operation, writes serialised
-  by one lock. After the last operation the connection lingers for
-  :data:`LINGER_SECONDS` so that a loop of small queries does not pay an open
-  and a checkpoint for each one; it is closed at once when another process waits.
-* **A cross-process lock orders the processes.** Holding the connection
-  means holding ``warehouse.duckdb.lock`` (a ``filelock`` lock file beside the
-  warehouse; the operating system drops it when a holder dies, so a killed run
-  never leaves it stale). A process that finds it taken waits, polling, up to
-  ``BABELBENCH_WAREHOUSE_WAIT`` seconds (default :data:`DEFAULT_WAIT_SECONDS`),
-  then fails with :class:`WarehouseBusyError` naming the file, how long it
-  waited and the holder's pid and command (``warehouse.duckdb.holder``).
-* **Waiting is fair.** Polling a lock file is not: a process that releases and
-  takes it again in a loop would starve the others. So a waiter announces itself
-  with a marker file in ``warehouse.duckdb.waiters/`` (named by the time it
-  started waiting, its pid and a heartbeat in its mtime); waiters take the lock in
-  the order of their markers, a process that wants the file again queues behind
-  the markers already there, and a holder whose threads keep starting new
-  operations lets the ones in flight drain (at most :data:`DRAIN_SECONDS`) and
-  queues too. A marker not refreshed for :data:`STALE_WAITER_SECONDS` belongs to a
-  dead process and is ignored.
-* **Readers take the same lock, briefly.** ``babelbench sql``, the leaderboard
-  and other read-only users open the file read-only for their query and close it,
-  so they answer while a flow runs (after at most the operation in flight).
-* **Schema work happens once per open warehouse**: migrations, the language
-  rules and the views are applied when a writable :class:`Warehouse` is created
-  (one short locked operation), never per operation.
-
-A single operation that runs long (a large transaction) holds the file for as
-long as it runs; others wait for it, within their timeout. MLflow keeps its own
-SQLite store (``mlflow.db``), which SQLite locks per write, so the MLflow UI is
-unaffected by any of this.
+See ``docs/warehouse.md``, "Several processes on one warehouse".
 """
 
 from __future__ import annotations

@@ -1,26 +1,13 @@
 """Parquet shards in the lake — the bulk of the warehouse.
 
-The lake is ``$BABELBENCH_HOME/lake`` unless the warehouse was created with
-``BABELBENCH_LAKE`` set to another location: any fsspec URL (``file:///shared/lake``,
-``s3://bucket/lake``, ``memory://lake``) or path (:func:`locate_lake`). Every
-read, write, listing and deletion goes through the location's
-:class:`~upath.UPath` and its fsspec filesystem, so Dask workers on other
-machines write to the same lake the flow process registers; credentials come
-from fsspec's own configuration (environment, config files), never from the
-warehouse.
+The lake is ``$BABELBENCH_HOME/lake`` or the fsspec URL or path ``BABELBENCH_LAKE`` named when the warehouse
+was created (:func:`locate_lake`); every operation goes through its :class:`~upath.UPath`, so Dask workers
+on other machines write to the lake the flow process registers, with fsspec's own credentials.  Workers
+write shards (:class:`ShardWriter`) and never touch the DuckDB file.  Each write attempt gets a fresh folder
+marked with its writer (:func:`cell_dir`), settled when the stage's compute ends (:func:`settle_writes`) or
+swept once its writer died (:func:`sweep_abandoned`), so a killed run leaves no orphan shard.
 
-Workers (Dask, threads) write shards with :class:`ShardWriter`; they never
-touch the DuckDB file. The flow process then registers the shards of a cell in
-one transaction, which switches the table's view to them. A killed worker
-leaves at most a ``.tmp`` file that no view reads.
-
-Every write attempt gets a fresh folder (:func:`cell_dir`) that carries its
-writer's marker (:mod:`tasks.warehouse.writers`) until the attempt ends. A
-stage run settles its attempts when its compute returns or fails
-(:func:`settle_writes`: a registered folder loses its marker, an unregistered
-one is deleted), and the first computing stage of each flow run sweeps the
-folders of processes that died mid-stage (:func:`sweep_abandoned`), so a
-killed run leaves no orphan shard once the next run starts.
+See ``docs/warehouse.md``, "The lake on an fsspec URL".
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from tasks.llm.types import (
     PermanentLLMError,
     TransientLLMError,
 )
+from tasks.plugins import Kind, register_lazy
 from tasks.retry import TRANSIENT_HTTP_STATUS
 
 
@@ -39,13 +40,13 @@ class Backend(Protocol):
         ...
 
 
-# backend name -> "module:class"
-BACKENDS: dict[str, str] = {
-    "openai": "tasks.llm.backends.openai_compat:OpenAICompatBackend",
-    "llamacpp": "tasks.llm.backends.llamacpp:LlamaCppBackend",
-    "anthropic": "tasks.llm.backends.anthropic:AnthropicBackend",
-    "baseline": "tasks.baselines.backend:BaselineBackend",
-}
+#: a backend is a class constructed with the model's registry entry; the built-ins are import paths, so an SDK loads
+#: only when a model of its backend is called (another package adds one with an entry point, group babelbench.llm-backend)
+LLM_BACKENDS: Kind[type[Backend]] = Kind("llm-backend", Backend, "LLM backend", classes=True)
+register_lazy(LLM_BACKENDS.name, "openai", "tasks.llm.backends.openai_compat:OpenAICompatBackend")
+register_lazy(LLM_BACKENDS.name, "llamacpp", "tasks.llm.backends.llamacpp:LlamaCppBackend")
+register_lazy(LLM_BACKENDS.name, "anthropic", "tasks.llm.backends.anthropic:AnthropicBackend")
+register_lazy(LLM_BACKENDS.name, "baseline", "tasks.baselines.backend:BaselineBackend")
 
 _PERMANENT_HINTS = {
     400: "the request was rejected; check the parameters and the prompt length",
@@ -59,9 +60,7 @@ _PERMANENT_HINTS = {
 
 def create_backend(spec: ModelSpec) -> Backend:
     """A backend for ``spec``, importing its module (and SDK) now."""
-    module_name, class_name = BACKENDS[spec.backend].split(":")
-    backend: Backend = getattr(import_module(module_name), class_name)(spec)
-    return backend
+    return LLM_BACKENDS.get(spec.backend)(spec)
 
 
 def api_key(spec: ModelSpec) -> str:

@@ -1,0 +1,295 @@
+"""XRAG pairing on the bundled sample (expectations read off the sample's YAML), the date window and cap on
+synthetic articles, and the relatedness check against the loopback fake endpoint."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from tasks.llm import Budget
+from tasks.qa.xrag_config import XragConfig
+from tasks.qa.xrag_pairs import Article, candidate_pairs, check_related, find_pairs, parse_related
+from tasks.warehouse.db import Warehouse
+from tests.support import chat_replies
+from tests.support.chat_replies import echoing
+from tests.support.fake_llm_server import FakeLLMServer, Fault, fake_client
+from tests.support.tiny_models import build_bi_encoder
+from tests.support.warehouse_docs import add_document
+
+ALL_PAIRS = XragConfig(max_days_apart=None, max_pairs=10_000)
+VELNA, MIRRA, LAKE_ONDRA, KELDA_MOUNTAINS, TARSK = "Q9100001", "Q9100002", "Q9100003", "Q9100004", "Q9100005"
+VELNA_LEAGUE, FC_TARSK, SK_ORVIK, TARSK_CATHEDRAL = "Q9100021", "Q9100022", "Q9100023", "Q9100028"
+
+PairKey = tuple[tuple[str, str], tuple[str, str]]  # ((lang, title) of A, (lang, title) of B)
+
+
+def _pairs(wh: Warehouse, benchmark: str) -> dict[PairKey, dict]:
+    rows = wh.query_dicts(
+        "SELECT p.*, da.title AS title_a, db.title AS title_b, da.timestamp AS ts_a, db.timestamp AS ts_b"
+        " FROM related_pairs p JOIN documents da ON da.lang = p.lang_a AND da.page_id = p.page_a"
+        " JOIN documents db ON db.lang = p.lang_b AND db.page_id = p.page_b WHERE p.benchmark = ?", [benchmark])
+    return {((r["lang_a"], r["title_a"]), (r["lang_b"], r["title_b"])): r for r in rows}
+
+
+@pytest.fixture(scope="module")
+def pairing_home(sample_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("xrag-pairs") / "home"
+    shutil.copytree(sample_corpus, home)
+    with Warehouse(home) as wh:
+        find_pairs(wh, "all", ["en", "de"], ALL_PAIRS, "fp-all")
+        find_pairs(wh, "window", ["en", "de"], XragConfig(), "fp-window")
+    return home
+
+
+@pytest.fixture(scope="module")
+def all_pairs(pairing_home: Path) -> dict[PairKey, dict]:
+    with Warehouse(pairing_home) as wh:
+        return _pairs(wh, "all")
+
+
+def _find(pairs: dict[PairKey, dict], a: tuple[str, str], b: tuple[str, str]) -> dict | None:
+    return pairs.get((a, b)) or pairs.get((b, a))
+
+
+@pytest.mark.parametrize(("a", "b", "shared"), [
+    # Velna names Mirra and Tarsk; Mirra names Velna and Tarsk: each one's subject plus the town where they meet.
+    ("Velna", "Mirra", [VELNA, MIRRA, TARSK]),
+    # Lake Ondra names the Kelda Mountains and the Velna; the Kelda Mountains name Lake Ondra, the Velna and the Mirra.
+    ("Lake Ondra", "Kelda Mountains", [VELNA, LAKE_ONDRA, KELDA_MOUNTAINS]),
+    # each names the other and nothing else in common: two shared entities by the mention rule
+    ("Tarsk", "Tarsk Cathedral", [TARSK, TARSK_CATHEDRAL]),
+    # the Derby names FC Tarsk, SK Orvik and the League; the League names both clubs
+    ("Velna League", "Velna Derby", [VELNA_LEAGUE, FC_TARSK, SK_ORVIK]),
+])
+def test_english_articles_sharing_two_entities_are_pairs(all_pairs: dict[PairKey, dict], a: str, b: str,
+                                                         shared: list[str]) -> None:
+    pair = _find(all_pairs, ("en", a), ("en", b))
+    assert pair is not None, f"{a} – {b} should be a pair"
+    assert pair["evidence"] == sorted(shared) and pair["score"] == len(shared)
+    assert pair["status"] == "candidate" and pair["method"] == "entities"
+    assert pair["page_a"] < pair["page_b"]
+    assert pair["pair_id"] == f"en:{pair['page_a']}~en:{pair['page_b']}"
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Velna", "Tarsk Cathedral"),  # the cathedral names only Tarsk, which the Velna names too: one shared entity
+    ("Brennmoor Athletic", "Velna Derby"),  # both name the Velna League, nothing else in common
+])
+def test_english_articles_sharing_one_entity_are_not(all_pairs: dict[PairKey, dict], a: str, b: str) -> None:
+    assert _find(all_pairs, ("en", a), ("en", b)) is None
+
+
+def test_a_cross_language_pair_joins_different_entities_never_the_same_one(
+    all_pairs: dict[PairKey, dict], pairing_home: Path
+) -> None:
+    # de "Mirra" names the Velna and Tarsk; en "Velna" names the Mirra and Tarsk.
+    pair = all_pairs[(("en", "Velna"), ("de", "Mirra"))]
+    assert pair["evidence"] == [VELNA, MIRRA, TARSK]
+    assert pair["pair_id"] == f"en:{pair['page_a']}~de:{pair['page_b']}"
+    # en and de "Velna" share everything but are one entity: not a pair
+    assert (("en", "Velna"), ("de", "Velna")) not in all_pairs
+    with Warehouse(pairing_home) as wh:
+        same_entity = wh.scalar(
+            "SELECT count(*) FROM related_pairs p JOIN documents da ON da.lang = p.lang_a AND da.page_id = p.page_a"
+            " JOIN documents db ON db.lang = p.lang_b AND db.page_id = p.page_b WHERE da.qid = db.qid")
+    assert same_entity == 0
+    assert {lang_a for (lang_a, _), _ in all_pairs} == {"en"}  # the pivot is always side A
+
+
+def test_the_date_window_filters_pairs_on_the_samples_revision_timestamps(pairing_home: Path) -> None:
+    with Warehouse(pairing_home) as wh:
+        pairs = _pairs(wh, "window")
+    for a, b in [(("en", "Velna"), ("en", "Mirra")), (("en", "Velna"), ("en", "Kelda Mountains"))]:
+        pair = _find(pairs, a, b)
+        assert pair is not None
+        gap = abs(datetime.fromisoformat(pair["ts_a"]) - datetime.fromisoformat(pair["ts_b"])).total_seconds() / 86400
+        assert pair["days_apart"] == pytest.approx(gap)
+        if gap <= 14:
+            assert (pair["status"], pair["reason"]) == ("candidate", None)
+        else:
+            assert pair["status"] == "filtered"
+            assert pair["reason"] == f"{gap:.1f} days apart > max_days_apart 14"
+    kept = [p for p in pairs.values() if p["status"] == "candidate"]
+    assert kept and all(p["days_apart"] <= 14 for p in kept)
+    assert any(p["status"] == "filtered" for p in pairs.values())
+
+
+# --- synthetic articles --------------------------------------------------------------------------------------------
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def _article(lang: str, page_id: int, qid: str | None, entities: set[str], days: float | None = 0.0) -> Article:
+    stamp = None if days is None else T0 + timedelta(days=days)
+    return Article(lang, page_id, qid, f"{lang}-{page_id}", stamp, frozenset(entities))
+
+
+def _by_id(pairs: list) -> dict[str, tuple[str, str | None]]:
+    return {p.pair_id: (p.status, p.reason) for p in pairs}
+
+
+def test_the_window_applies_only_when_both_articles_have_a_timestamp() -> None:
+    pivot = [
+        _article("en", 1, "Q1", {"Q8", "Q9"}, days=0),
+        _article("en", 2, "Q2", {"Q8", "Q9"}, days=14),     # exactly 14 days after 1: kept
+        _article("en", 3, "Q3", {"Q8", "Q9"}, days=14.5),   # 14.5 after 1, 0.5 after 2
+        _article("en", 4, "Q4", {"Q8", "Q9"}, days=None),   # no timestamp: never filtered by date
+    ]
+    pairs = candidate_pairs(pivot, {}, XragConfig(max_pairs=100))
+    assert _by_id(pairs) == {
+        "en:1~en:2": ("candidate", None),
+        "en:1~en:3": ("filtered", "14.5 days apart > max_days_apart 14"),
+        "en:1~en:4": ("candidate", None),
+        "en:2~en:3": ("candidate", None),
+        "en:2~en:4": ("candidate", None),
+        "en:3~en:4": ("candidate", None),
+    }
+    assert {p.pair_id: p.days_apart for p in pairs}["en:2~en:3"] == pytest.approx(0.5)
+    assert all(p.days_apart is None for p in pairs if "en:4" in p.pair_id)
+    assert {p.status for p in candidate_pairs(pivot, {}, XragConfig(max_days_apart=None))} == {"candidate"}
+
+
+def test_the_cap_keeps_the_highest_scores_then_the_lowest_ids_per_group() -> None:
+    pivot = [
+        _article("en", 1, "Q1", {"Q7", "Q8", "Q9"}),
+        _article("en", 2, "Q2", {"Q7", "Q8", "Q9"}),  # 1–2 share 3
+        _article("en", 3, "Q3", {"Q7", "Q8"}),        # 1–3, 2–3 share 2
+    ]
+    german = [
+        _article("de", 10, "Q5", {"Q7", "Q8"}),  # shares 2 with each English article
+        _article("de", 11, "Q1", {"Q7", "Q8", "Q9"}),  # the same entity as en:1, shares 3 with en:2, 2 with en:3
+    ]
+    pairs = _by_id(candidate_pairs(pivot, {"de": german}, XragConfig(max_pairs=2)))
+    assert pairs == {
+        "en:1~en:2": ("candidate", None),
+        "en:1~en:3": ("candidate", None),
+        "en:2~en:3": ("filtered", "beyond max_pairs 2 for monolingual"),
+        "en:2~de:11": ("candidate", None),
+        "en:1~de:10": ("candidate", None),
+        "en:2~de:10": ("filtered", "beyond max_pairs 2 for crosslingual en–de"),
+        "en:3~de:10": ("filtered", "beyond max_pairs 2 for crosslingual en–de"),
+        "en:3~de:11": ("filtered", "beyond max_pairs 2 for crosslingual en–de"),
+    }
+
+
+def test_min_shared_kinds_and_articles_without_a_qid() -> None:
+    pivot = [_article("en", 1, "Q1", {"Q8"}), _article("en", 2, None, {"Q8", "Q9"}), _article("en", 3, "Q3", {"Q1"})]
+    french = [_article("fr", 20, None, {"Q8", "Q9"})]
+    pairs = _by_id(candidate_pairs(pivot, {"fr": french}, XragConfig(min_shared_entities=1)))
+    # min 1: 1–2 share Q8; 1–3 share Q1 (3 mentions 1); no cross pair with an article lacking a QID
+    assert set(pairs) == {"en:1~en:2", "en:1~en:3"}
+    assert candidate_pairs(pivot, {"fr": french}, XragConfig(pair_kinds=("crosslingual",), min_shared_entities=1)) == []
+    assert candidate_pairs(pivot, {}, XragConfig(min_shared_entities=3)) == []
+
+
+# --- the relatedness check -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("reply", "verdict"), [
+    ('{"justification": "The river reaches the town.", "verdict": "yes"}', True),
+    ('```json\n{"justification": "Only a shared name.", "verdict": "no"}\n```', False),
+    ("Sure. <related>**Yes**</related>", True),
+    ("<related>no", False),  # unclosed tag: a reply cut by max_tokens
+])
+def test_related_verdicts_are_read_from_json_or_a_tag(reply: str, verdict: bool) -> None:
+    parsed = parse_related(reply, "en")
+    assert parsed.ok and parsed.value.value is verdict
+
+
+@pytest.mark.parametrize(("reply", "reason"), [
+    ("<related>no, they are not</related>", "negated"),
+    ("<related>perhaps</related>", "hedged"),
+    ('{"justification": "They share', "not valid JSON"),
+])
+def test_related_replies_without_a_plain_verdict_fail_with_their_reason(reply: str, reason: str) -> None:
+    parsed = parse_related(reply, "en")
+    assert parsed.status == "parse_failed" and reason in parsed.reason
+
+
+def _needle(wh: Warehouse, pair: dict, config: XragConfig) -> str:
+    """A piece of the check prompt found in this pair's prompt only: the end of A's text and B's title."""
+    text_a = wh.scalar("SELECT text FROM documents WHERE lang = ? AND page_id = ?", [pair["lang_a"], pair["page_a"]])
+    return f"{text_a[: config.check_chars][-40:]}\nSecond: {pair['title_b']}. "
+
+
+def test_the_check_sets_each_pairs_status_and_leaves_filtered_pairs_alone(sample_home: Path,
+                                                                         server: FakeLLMServer) -> None:
+    config = XragConfig(pair_kinds=("monolingual",), max_pairs=5)
+    with Warehouse(sample_home) as wh:
+        find_pairs(wh, "b", ["en"], config, "fp-pairs")
+        before = _pairs(wh, "b")
+        asked = sorted((p for p in before.values() if p["status"] == "candidate"), key=lambda p: p["pair_id"])
+        assert len(asked) == 5
+        no, garbled, refused, echoed_no = asked[0], asked[1], asked[2], asked[3]
+        chat_replies.install(server)  # a chat model's reasoning and tagged "yes", unless scripted otherwise
+        server.script(_needle(wh, no, config), Fault.text("<related>no</related>"))
+        # a model that repeats the prompt, whose worked example says yes, and then says no
+        server.answer(_needle(wh, echoed_no, config), echoing(chat_replies.related("no")))
+        server.script(_needle(wh, garbled, config), Fault.text("I am not sure."))
+        server.script(_needle(wh, refused, config), Fault.with_status(400, "prompt rejected"))
+        output = check_related(wh, fake_client(wh, server), "b", "fake", config, "fp-check")
+        after = {p["pair_id"]: p for p in _pairs(wh, "b").values()}
+    assert len(server.calls) == 5  # one call per unfiltered pair; the 400 is not retried
+    assert output.rows == len(before)
+    def verdict(pair: dict) -> tuple[str, str | None]:
+        return after[pair["pair_id"]]["status"], after[pair["pair_id"]]["reason"]
+
+    assert verdict(no) == ("unrelated", "the check judged them unrelated")
+    assert verdict(echoed_no) == ("unrelated", "the check judged them unrelated")
+    assert verdict(garbled)[0] == "parse_failed" and "negated" in verdict(garbled)[1]  # "I am not sure."
+    assert after[refused["pair_id"]]["status"] == "call_failed"
+    assert "prompt rejected" in after[refused["pair_id"]]["reason"]
+    assert verdict(asked[4]) == ("related", None)
+    for pair in before.values():
+        if pair["status"] == "filtered":
+            assert (after[pair["pair_id"]]["status"], after[pair["pair_id"]]["reason"]) == ("filtered", pair["reason"])
+    assert {p["fingerprint"] for p in after.values()} == {"fp-check"}
+
+
+def test_a_budget_stop_leaves_the_rest_skipped_and_a_rerun_resumes(sample_home: Path, server: FakeLLMServer) -> None:
+    config = XragConfig(pair_kinds=("monolingual",), max_pairs=4)
+    with Warehouse(sample_home) as wh:
+        find_pairs(wh, "b", ["en"], config, "fp-pairs")
+        chat_replies.install(server)
+        client = fake_client(wh, server)
+        check_related(wh, client, "b", "fake", config, "fp-1", budget=Budget(max_calls=2))
+        first = [p["status"] for p in sorted(_pairs(wh, "b").values(), key=lambda p: p["pair_id"])
+                 if p["status"] != "filtered"]
+        check_related(wh, client, "b", "fake", config, "fp-2")
+        second = {p["status"] for p in _pairs(wh, "b").values() if p["status"] != "filtered"}
+    assert sorted(first) == ["related", "related", "skipped_budget", "skipped_budget"]
+    assert second == {"related"}
+    assert len(server.calls) == 4  # the two answered before the stop came from the cache
+
+
+EVENT = "Forty warehouses burned down in the old harbour in the dry summer of 1902, and the fire lasted three days."
+
+
+def test_dense_pairs_join_articles_about_the_same_event_but_never_an_article_and_its_translation(
+    sample_corpus: Path, tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(sample_corpus, home)
+    with Warehouse(home) as wh:
+        # three articles with the same title and text, so their embeddings coincide whatever the model: an
+        # English one, a German one about the same event (another QID), and the English one's German translation
+        add_document(wh, "en", 41991, "Harbour fire of 1902", EVENT, qid="Q9199991")
+        add_document(wh, "de", 230991, "Harbour fire of 1902", EVENT, qid="Q9199992")
+        add_document(wh, "de", 230992, "Harbour fire of 1902", EVENT, qid="Q9199991")
+        texts = [text for (text,) in wh.query("SELECT text FROM documents WHERE text IS NOT NULL")]
+        model = build_bi_encoder(texts, tmp_path / "model")
+        config = XragConfig(dense_model=str(model), min_similarity=0.9999, dense_k=1, pair_kinds=("crosslingual",),
+                            max_days_apart=None, max_pairs=10_000)
+        find_pairs(wh, "dense", ["en", "de"], config, "fp-dense")
+        dense = wh.query_dicts("SELECT * FROM related_pairs WHERE benchmark = 'dense' AND method = 'dense'")
+        by_entities = wh.scalar("SELECT count(*) FROM related_pairs WHERE benchmark = 'dense' AND method = 'entities'")
+    assert [(p["lang_a"], p["page_a"], p["lang_b"], p["page_b"]) for p in dense] == [("en", 41991, "de", 230991)]
+    assert dense[0]["score"] == pytest.approx(1.0, abs=1e-4) and dense[0]["status"] == "candidate"
+    assert dense[0]["evidence"] == [f"cosine {dense[0]['score']:.3f}"]
+    # the entity rule still pairs what it did without the dense model
+    with Warehouse(home) as wh:
+        find_pairs(wh, "entities", ["en", "de"], config.model_copy(update={"dense_model": None}), "fp-entities")
+        assert wh.scalar("SELECT count(*) FROM related_pairs WHERE benchmark = 'entities'") == by_entities

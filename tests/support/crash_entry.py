@@ -1,0 +1,79 @@
+"""``python -m tests.support.crash_entry ARGS…``: the babelbench CLI with one pause point armed, for crash tests.
+
+``BABELBENCH_TEST_PAUSE`` names where the flow process stops in the middle of
+a stage, and ``BABELBENCH_TEST_PAUSED`` the file it then writes; it waits
+there until the test kills it (SIGKILL). The pause only decides *where* the
+kill lands, deterministically instead of by timing; nothing else of the run
+changes, and the rerun is the plain CLI.
+
+Pause points (``kind:detail``):
+
+* ``register:TABLE:CELL`` — every shard of the cell is written to the lake, the
+  catalog has not switched to them (``Warehouse.replace_cells``);
+* ``index:LANG`` — the embedded index of LANG is half written: its title field
+  is saved, its body field not yet.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+PAUSE_ENV = "BABELBENCH_TEST_PAUSE"
+PAUSED_ENV = "BABELBENCH_TEST_PAUSED"
+
+
+def _pause(where: str) -> None:
+    """Say where this process stopped, then wait for the kill (every thread that gets here waits)."""
+    path = Path(os.environ[PAUSED_ENV])
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(f"{os.getpid()} {where}\n")
+    tmp.replace(path)
+    while True:
+        time.sleep(3600)
+
+
+def _arm(spec: str) -> None:
+    kind, _, detail = spec.partition(":")
+    if kind == "register":
+        from tasks.warehouse.db import Warehouse
+
+        table, _, cell = detail.partition(":")
+        original = Warehouse.replace_cells
+
+        def replace_cells(self, changes, statements=()):  # type: ignore[no-untyped-def]
+            if any(t == table and c == cell for t, c, *_ in changes):
+                _pause(spec)
+            return original(self, changes, statements)
+
+        Warehouse.replace_cells = replace_cells  # type: ignore[method-assign]
+    elif kind == "index":
+        from tasks.index import embedded
+
+        original_save = embedded._FieldWords.save
+
+        def save(self, directory, config):  # type: ignore[no-untyped-def]
+            # <home>/indexes/tantivy/<lang>/.<fingerprint>.<attempt>/<field>
+            if directory.name == "body" and directory.parent.parent.name == detail:
+                _pause(spec)
+            return original_save(self, directory, config)
+
+        embedded._FieldWords.save = save  # type: ignore[method-assign]
+    else:
+        raise SystemExit(f"{PAUSE_ENV}={spec!r}: unknown pause point")
+
+
+def main() -> None:
+    spec = os.environ.get(PAUSE_ENV)
+    if spec:
+        _arm(spec)
+    from flows.cli import app
+
+    sys.argv = ["babelbench", *sys.argv[1:]]
+    app()
+
+
+if __name__ == "__main__":
+    main()
