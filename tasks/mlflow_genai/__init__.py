@@ -12,5 +12,6 @@ __all__, __getattr__ = lazy_face(__name__, {
     "link_templates": "prompts",
     "log_model_evaluation": "runs",
     "run_templates": "prompts",
+    "show_features": "features",
     "write_traces": "traces",
 })

@@ -170,14 +170,14 @@ def sampled_responses(wh: Warehouse, benchmark: str, model: str, sample: TraceSa
                                        [benchmark, model])))
 
 
-def responses_traces(wh: Warehouse, benchmark: str, model: str, sample: TraceSample, start_ns: int,
+def responses_traces(wh: Warehouse, benchmark: str, model: str, ids: list[str], start_ns: int,
                      since: datetime | None, prompts: Mapping[str, tuple[str, str]]) -> list[TraceRecord]:
-    """The traces of ``model``'s sampled responses on ``benchmark``, one millisecond apart from ``start_ns``.
+    """The traces of ``model``'s responses to instances ``ids`` of ``benchmark``, one millisecond apart from
+    ``start_ns``.
 
     ``since``: when the evaluation run started (a call made before is a cache hit); ``prompts``: template name →
     its registered (prompt name, version).
     """
-    ids = sampled_responses(wh, benchmark, model, sample)
     if not ids:
         return []
     rows = wh.query_dicts(

@@ -20,7 +20,7 @@ from typing import Any
 from tasks.judging.pointwise import KINDS
 from tasks.metrics.leaderboard import HEADLINE, failed_responses
 from tasks.mlflow_genai.prompts import link_templates
-from tasks.mlflow_genai.responses import responses_traces
+from tasks.mlflow_genai.responses import responses_traces, sampled_responses
 from tasks.mlflow_genai.sample import TraceSample
 from tasks.mlflow_genai.traces import write_traces
 from tasks.tracking import mlflow_name
@@ -77,7 +77,8 @@ def log_model_evaluation(wh: Warehouse, benchmark: str, model: str, rows: list[d
         mlflow.log_figure(figure, "per_language.png")
         plt.close(figure)  # pyplot keeps every figure until closed: a long-lived worker would pile them up
     prompts = link_templates(tracking_uri, run.info.run_id, model_templates(wh, benchmark, model))
-    traces = responses_traces(wh, benchmark, model, sample, time.time_ns(), since, prompts)
+    ids = sampled_responses(wh, benchmark, model, sample)
+    traces = responses_traces(wh, benchmark, model, ids, time.time_ns(), since, prompts)
     written = write_traces(tracking_uri, run.info.experiment_id, run.info.run_id, traces)
     mlflow.set_tag("babelbench.traces.written", str(len(written)))
     return len(written)

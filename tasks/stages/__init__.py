@@ -49,6 +49,7 @@ __all__, __getattr__ = lazy_face(__name__, {
     "register_collection": "clir",
     "report_arena": "arena",
     "report_evaluation": "scoring",
+    "report_features": "features",
     "require_results": "inventory",
     "response_languages": "inventory",
     "retrieval_stage": "clir",

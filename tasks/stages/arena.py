@@ -13,7 +13,15 @@ from tasks.arena.bradley_terry import Ties
 from tasks.arena.standings import RUN_BATTLES, STATUSES, fit_surrogate, rate
 from tasks.catalog import ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE
 from tasks.llm import Budget, template_hash
-from tasks.mlflow_genai import RUN_TYPE, TraceSample, battles_traces, evaluation_dataset, link_templates, write_traces
+from tasks.mlflow_genai import (
+    RUN_TYPE,
+    TraceSample,
+    battles_traces,
+    evaluation_dataset,
+    link_templates,
+    show_features,
+    write_traces,
+)
 from tasks.stage import ReadFields, StageRef, rows_digest, run_stage
 from tasks.stages.inference import model_identity
 from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
@@ -59,7 +67,8 @@ def publish_estimate(estimate: JudgingEstimate, budget: Budget) -> None:
 def report_arena(wh: Warehouse, run: TrackedRun, benchmark: str, judge: str, models: list[str], langs: list[str],
                  sample: TraceSample) -> int:
     """The arena's run as an MLflow evaluation run: the benchmark's evaluation dataset as its input, the judge's
-    template linked, a sample of its battles as traces (:mod:`tasks.mlflow_genai.battles`); the traces written."""
+    template linked, a sample of its battles as traces (:mod:`tasks.mlflow_genai.battles`); the features it computed
+    shown on the models' response traces (:mod:`tasks.mlflow_genai.features`). The battle traces written."""
     import time
 
     import mlflow
@@ -74,6 +83,7 @@ def report_arena(wh: Warehouse, run: TrackedRun, benchmark: str, judge: str, mod
     written = write_traces(uri, run.experiment_id, run.mlflow_run_id, battles_traces(
         wh, benchmark, judge, models, langs, sample, time.time_ns(), since, prompt))
     mlflow.set_tag("babelbench.traces.written", str(len(written)))
+    show_features(wh, uri, benchmark, models)
     return len(written)
 
 

@@ -288,3 +288,21 @@ def test_a_template_is_registered_once_per_text_and_linked_to_the_runs_that_used
                     " now(), now(), 0)", [json.dumps({"model": {"template": digest}, "other": "x" * 64})])
     with Warehouse(tmp_path / "home") as wh:
         assert run_templates(wh, "r") == ["judge_correct"] and run_templates(wh, "other") == []
+
+
+def test_a_trace_rewritten_with_its_features_keeps_the_labels_the_warehouse_does_not_hold() -> None:
+    from mlflow.entities import Trace, TraceData
+
+    from tasks.mlflow_genai.features import carried_over
+
+    labelled = _record()  # as written: the judge's verdict and a person's unread one
+    person = Verdict("helpful", "yes", "HUMAN", "reviewer", rationale="clear")  # given later, in the UI
+    info, spans = trace_entities(TraceRecord(labelled.root, verdicts=(*labelled.verdicts, person)), "7", "run-1")
+    rebuilt = TraceRecord(labelled.root, verdicts=(Verdict("support", False, "LLM_JUDGE", "judge"),
+                                                   Verdict("extra_refusal", 0.0, "CODE", "babelbench.features")))
+    kept = carried_over(Trace(info, TraceData(spans)), rebuilt)
+    # the warehouse's verdicts replace their old selves; the person's label and the unread verdict are carried
+    assert [(v.name, v.source_id, v.value) for v in kept.verdicts] == [
+        ("support", "judge", False), ("extra_refusal", "babelbench.features", 0.0), ("support", "ana", None),
+        ("helpful", "reviewer", "yes")]
+    assert kept.verdicts[2].error == ("parse_failed", "no verdict") and kept.verdicts[3].rationale == "clear"

@@ -51,7 +51,9 @@ def test_an_evaluation_against_a_tracking_server_is_traces_datasets_and_prompts_
         runs = {run.data.tags.get("babelbench.model", "parent"): run for run in client.search_runs([evaluation])}
         assert set(runs) == {"oracle", "abstain", "parent"}
         [arena_run] = client.search_runs([arena])
-        for run in [*runs.values(), arena_run]:  # stage bookkeeping is tags and a table, never a metric
+        every_run = client.search_runs([e.experiment_id for e in client.search_experiments()])
+        assert len(every_run) == 4  # the evaluation, its two model runs, the arena
+        for run in every_run:  # stage bookkeeping is tags and a table, never a metric
             assert all(HEADLINE.fullmatch(key) for key in run.data.metrics), run.data.metrics
         for run in (runs["parent"], arena_run):
             assert run.data.metrics == {} and run.data.tags["babelbench.cells.failed"] == "0"
@@ -80,11 +82,18 @@ def test_an_evaluation_against_a_tracking_server_is_traces_datasets_and_prompts_
             [expected] = assessments["expected_response"]
             assert expected.value == gold[trace.info.tags["babelbench.instance_id"]]
             assert [s.name for s in trace.data.spans][1:] == ["baseline:oracle", "read answer"]
+            # the arena computed the features after the evaluation: each is code feedback on the trace; the
+            # oracle's gold answer is no refusal
+            [refusal] = assessments["extra_refusal"]
+            assert (refusal.value, refusal.source.source_type, refusal.source.source_id) == (
+                0.0, "CODE", "babelbench.features")
 
         # abstain declines: a "no" the rule decides without asking the judge, and its reason as the rationale
         declined = client.search_traces(locations=[evaluation], run_id=runs["abstain"].info.run_id)
-        verdict = _by_name(client.get_trace(declined[0].info.trace_id).info.assessments)["correct"][0]
+        abstained = _by_name(client.get_trace(declined[0].info.trace_id).info.assessments)
+        verdict = abstained["correct"][0]
         assert (verdict.value, verdict.rationale) == (False, "an abstention: no, without asking the judge")
+        assert abstained["extra_refusal"][0].value == 1.0
 
         # the arena's battles: oracle vs abstain on 2 queries per language, both orders favouring the oracle
         battles = client.search_traces(locations=[arena], run_id=arena_run.info.run_id)

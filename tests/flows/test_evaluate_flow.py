@@ -193,7 +193,7 @@ def test_each_model_evaluation_is_an_mlflow_evaluation_run_with_traces_a_dataset
     linked = json.loads(good.data.tags["mlflow.linkedPrompts"])
     assert {p["name"] for p in linked} == {"babelbench.answer_closed_book", "babelbench.judge_support"}
     client = MlflowClient()
-    template = Path(__file__).resolve().parents[1] / "tasks" / "llm" / "templates" / "answer_closed_book.j2"
+    template = Path(__file__).resolve().parents[2] / "tasks" / "llm" / "templates" / "answer_closed_book.j2"
     [version] = client.search_prompt_versions("babelbench.answer_closed_book")
     assert version.tags["babelbench.template_hash"] == hashlib.sha256(template.read_bytes()).hexdigest()
     assert version.template == template.read_text(encoding="utf-8")
