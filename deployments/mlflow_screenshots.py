@@ -169,8 +169,12 @@ def main(argv: list[str] | None = None) -> int:
                     tidy()
                     open_assessments(browser, args.page_timeout)
 
+                def show_assessment_columns() -> None:  # the assistant's panel hides them until closed
+                    tidy()
+                    browser.wait_text(("Assessments",), args.page_timeout)
+
                 shots.take("mlflow-evaluation-run-traces", f"{base}/runs/{shown.model_run}/traces",
-                           ("Assessments", "in_question_language"), height=760, then=tidy)
+                           ("Trace ID", "Expected output"), height=760, then=show_assessment_columns)
                 shots.take("mlflow-trace-assessments", f"{base}/traces?selectedEvaluationId={shown.trace}",
                            ("read answer",), then=show_assessments)
                 shots.take("mlflow-evaluation-dataset", f"{base}/datasets?selectedDatasetId={shown.dataset}",
