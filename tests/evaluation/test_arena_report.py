@@ -7,8 +7,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from deployments.screenshots import CHROMIUM_FLAGS
 from tasks.arena.report import evaluation_run
 from tasks.stages.reporting import artifact_key

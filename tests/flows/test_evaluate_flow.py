@@ -368,6 +368,14 @@ def test_a_model_whose_endpoint_is_down_gets_no_credit_and_the_leaderboard_and_e
     assert "n/a" in table.output
     csv_out = CliRunner().invoke(app, ["--home", str(down_home), "leaderboard", "--benchmark", "e", "--format", "csv"])
     assert "answered,failed,judge_failed" in csv_out.output.splitlines()[0]
+    # in MLflow each of down's 6 responses is an error trace saying why, with nothing read from it
+    import mlflow
+
+    traces = _traces(_runs(down_home)[1]["down"])
+    assert len(traces) == 6 and {t.info.state.value for t in traces.values()} == {"ERROR"}
+    failed = mlflow.get_trace(traces["de:1:closed_book:fr"].info.trace_id)
+    assert failed.data.spans[0].status.description.startswith("call_failed: ")
+    assert "read answer" not in [span.name for span in failed.data.spans]
 
 
 def test_a_failed_verdict_is_counted_and_incorrect_unless_the_user_excludes_it(eval_home: Path,
