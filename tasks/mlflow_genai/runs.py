@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from tasks.judging.pointwise import KINDS
+from tasks.llm.prompts import available_templates
 from tasks.metrics.leaderboard import HEADLINE, failed_responses
 from tasks.mlflow_genai.prompts import link_templates
 from tasks.mlflow_genai.responses import responses_traces, sampled_responses
@@ -45,9 +46,11 @@ def headline_metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def model_templates(wh: Warehouse, benchmark: str, model: str) -> list[str]:
-    """The templates ``model``'s responses on ``benchmark`` were asked with, and its judges' templates."""
-    asked = [t for (t,) in wh.query("SELECT DISTINCT template FROM responses WHERE benchmark = ? AND model = ?"
-                                    " AND template <> ''", [benchmark, model])]
+    """The templates ``model``'s responses on ``benchmark`` were asked with, and its judges' templates; an imported
+    response names its file (``import:FILE``), no template."""
+    known = set(available_templates())
+    asked = [t for (t,) in wh.query("SELECT DISTINCT template FROM responses WHERE benchmark = ? AND model = ?",
+                                    [benchmark, model]) if t in known]
     kinds = [k for (k,) in wh.query("SELECT DISTINCT kind FROM judgements WHERE benchmark = ? AND model = ?",
                                     [benchmark, model])]
     return sorted(set(asked) | {KINDS[kind].template for kind in kinds if kind in KINDS})
