@@ -22,6 +22,7 @@ from flows.cli_support import (
     with_warehouse,
 )
 from tasks.errors import ConfigError
+from tasks.mlflow_genai import DEFAULT_PER_LANGUAGE
 from tasks.settings import HOME_ENV
 
 if TYPE_CHECKING:
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     from tasks.warehouse import Warehouse
 
 EvalForce = Annotated[Optional[list[str]], force_option("evaluate")]
+Traces = Annotated[str, typer.Option(help="Responses MLflow shows as traces: all, none, or N per model and language"
+                                          " (a seeded sample; the arena: N battles per language).")]
+TraceSeed = Annotated[int, typer.Option(help="Seed of the traces' sample.")]
 LEADERBOARD_COLUMNS = ("benchmark", "setting", "lang", "subset", "model", "metric", "value", "ci_low", "ci_high", "n",
                        "answered", "failed", "judge_failed", "mode", "judges")
 
@@ -47,17 +51,19 @@ def evaluate(
                                                      " judge_failed either way.")] = "incorrect",
     judge_own_system: Annotated[bool, typer.Option(help="Let a judge that is also one of --models judge answers"
                                                         " (its own among them).")] = False,
+    traces: Traces = str(DEFAULT_PER_LANGUAGE), trace_seed: TraceSeed = 0,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: EvalForce = None,
 ) -> None:
     """Ask every model each instance, judge the answers, and score them into the leaderboard; exit 1 when a
     model's response failed (it counts as incorrect), naming the model."""
     from flows.evaluate import EvaluateParams, evaluate_flow
     from tasks.metrics import ScoringConfig
+    from tasks.mlflow_genai import TraceSample
 
     run_flow(evaluate_flow, lambda: EvaluateParams(
         benchmark=benchmark, models=split_list(models), langs=split_list(langs) if langs else None,
         settings=split_list(settings) if settings else None, judges=split_list(judges),
-        judge_own_system=judge_own_system,
+        judge_own_system=judge_own_system, traces=TraceSample(traces=traces, seed=trace_seed),
         scoring=ScoringConfig(mkqa_mode=mkqa_mode, judge_failures=judge_failures),  # type: ignore[arg-type]
         budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []),
         problems=_failed_models)
@@ -112,6 +118,7 @@ def arena(
     = "drop",
     judge_own_system: Annotated[bool, typer.Option(help="Let the judge rate pairs that include its own answers"
                                                         " (when it is also one of --models).")] = False,
+    traces: Traces = str(DEFAULT_PER_LANGUAGE), trace_seed: TraceSeed = 0,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None,
     force: Annotated[Optional[list[str]], force_option("arena")]
     = None,
@@ -121,10 +128,12 @@ def arena(
     won) is shown as unbounded, not given a number."""
     from flows.arena import ArenaParams, arena_flow
     from tasks.arena import ArenaConfig
+    from tasks.mlflow_genai import TraceSample
 
     run_flow(arena_flow, lambda: ArenaParams(
         benchmark=benchmark, models=split_list(models), judge=judge, langs=split_list(langs) if langs else None,
         arena=ArenaConfig(queries_per_lang=queries_per_lang, judge_own_system=judge_own_system), ties=ties,
+        traces=TraceSample(traces=traces, seed=trace_seed),
         budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []),
         results=lambda params: _print_ratings(params.benchmark, params.judge))
 

@@ -189,7 +189,7 @@ def xrag_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
     of the answered responses, per slice; ``all`` pools the non-English languages (English is the baseline row)."""
     qtypes = dict(wh.query("SELECT item_id, qtype FROM qa_items WHERE benchmark = ?", [benchmark]))
     rows = _judged_responses(wh, benchmark, model, judges)
-    panel = [PanelRow(r["item_id"], r["setting"], r["lang"], qtypes.get(r["item_id"]), r["verdicts"], _language_ok(r),
+    panel = [PanelRow(r["item_id"], r["setting"], r["lang"], qtypes.get(r["item_id"]), r["verdicts"], language_ok(r),
                       r["answered"], r["answered"] and is_refusal(r["given_answer"], r["lang"])) for r in rows]
     unchecked = sum(r.language == "unchecked" for r in panel)
     note = (f"; {unchecked} answer(s) whose language could not be told (no letters, or a script other languages share"
@@ -198,7 +198,7 @@ def xrag_scorer(wh: Warehouse, benchmark: str, model: str, judges: list[str],
     return scores, note + _judge_failures_note(rows, config.judge_failures)
 
 
-def _language_ok(response: dict) -> bool | None:
+def language_ok(response: dict) -> bool | None:
     """Whether the response is in the question's language, as stored with it (``responses``): an answer that is
     the gold answer itself (a name the translation kept as it was) always is; otherwise decided only when its
     ``language_status`` is ok; None when it was not checked (a failed response, ``unchecked``, ``unsupported``)."""
