@@ -34,9 +34,10 @@ REPO = Path(__file__).resolve().parents[1]
 WORK_POOL = "babelbench"
 CHAINED_AUTOMATIONS = ("clir-build-after-corpus", "clir-eval-after-build")
 FINAL_STATES = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
+#: A fresh headless Chromium with no service reaching the network; /dev/shm unused (a container's is often tiny).
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-default-apps", "--hide-scrollbars", "--window-size=1400,900")
+                  "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--disable-default-apps", "--hide-scrollbars", "--window-size=1400,900")
 
 
 def log(message: str) -> None:
@@ -106,7 +107,7 @@ class Prefect:
         return found[::-1]
 
 
-def _wait_http(url: str, what: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+def wait_http(url: str, what: str, process: subprocess.Popen[bytes], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -137,8 +138,8 @@ def prefect_server(scratch: Path, timeout: float) -> Iterator[Prefect]:
                                str(port)], cwd=REPO, env=env, stdout=log_file, stderr=subprocess.STDOUT,
                               preexec_fn=child_dies_with_us())
     try:
-        _wait_http(f"{url}/api/health", "the Prefect server", server, timeout)
-        _wait_http(url, "the Prefect UI", server, timeout)
+        wait_http(f"{url}/api/health", "the Prefect server", server, timeout)
+        wait_http(url, "the Prefect UI", server, timeout)
         log(f"Prefect server and UI at {url}")
         yield Prefect(url, env)
     finally:

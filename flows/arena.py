@@ -11,6 +11,7 @@ from tasks.catalog import ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE, FEATURE
 from tasks.features import FeatureModels, feature_names
 from tasks.inference import check_gold_readers
 from tasks.llm import Budget
+from tasks.mlflow_genai import TraceSample
 from tasks.settings import resolve_home
 from tasks.stages import (
     arena_judging_stage,
@@ -24,6 +25,7 @@ from tasks.stages import (
     flow_session,
     overall_ratings,
     publish_estimate,
+    report_arena,
 )
 from tasks.tracking import tracked_run
 
@@ -46,6 +48,7 @@ class ArenaParams(BaseModel):
                        " orders picked opposite winners is a tie.")
     bootstrap: int = Field(200, ge=1, description="Tournaments for the intervals.")
     budget: Budget = Field(default_factory=Budget, description="Limits on the judge's paid calls, tokens and USD.")
+    traces: TraceSample = Field(default_factory=TraceSample, description="Which battles MLflow shows as traces.")
     home: str | None = None
     force: list[str] = Field(default_factory=list, description="Stages to recompute with their descendants.")
 
@@ -83,6 +86,7 @@ def arena_flow(params: ArenaParams) -> list[dict]:
             home, cell, params.benchmark, params.judge, params.models, judged_langs, params.ties, params.bootstrap,
             params.arena.seed, [rated, *featured], force, run.run_id)}
         outcomes = collect_outcomes(futures)
+        report_arena(wh, run, params.benchmark, params.judge, params.models, judged_langs, params.traces)
         rows = overall_ratings(wh, params.benchmark, params.judge)
         for row in sorted(rows, key=best_first):
             print(f"{row['model']:<20} {rating_text(row)}"

@@ -102,7 +102,8 @@ def _user_error_names() -> set[str]:
 
 
 def prepare_flow_run() -> None:
-    """Give this process a Prefect API that dies with it, and keep user-error tracebacks off the terminal."""
+    """Give this process a Prefect API (the local one commands share, started if none runs), and keep user-error
+    tracebacks off the terminal."""
     from tasks.prefect_api import ensure_api
 
     ensure_api()
@@ -117,9 +118,11 @@ def prepare_flow_run() -> None:
                 handler.addFilter(_HideUserErrorTracebacks())
 
 
-def run_cells(run: Callable[[], list[dict]], problems: Callable[[], list[str]] | None = None) -> None:
+def run_cells(run: Callable[[], list[dict]], problems: Callable[[], list[str]] | None = None,
+              results: Callable[[], None] | None = None) -> None:
     """Run a flow that returns stage cells, print them, and exit 1 when any cell failed or ``problems`` (asked
-    after the run) names any: items that failed inside cells that completed, printed as one error line."""
+    after the run) names any: items that failed inside cells that completed, printed as one error line. When
+    every cell completed, ``results`` prints what the run produced, under the cells."""
     try:
         prepare_flow_run()
         rows = run()
@@ -127,21 +130,26 @@ def run_cells(run: Callable[[], list[dict]], problems: Callable[[], list[str]] |
     except BabelbenchError as exc:
         fail(exc)
     print_table(rows)
+    failed = any(r["status"] == "failed" for r in rows)
+    if results is not None and not failed:
+        typer.echo("")
+        results()
     if found:
         typer.secho(f"error: {'; '.join(found)}", fg=typer.colors.RED, err=True)
-    if found or any(r["status"] == "failed" for r in rows):
+    if found or failed:
         raise typer.Exit(1)
 
 
 def run_flow(flow: Callable[[P], list[dict]], build: Callable[[], P],
-             problems: Callable[[P], list[str]] | None = None) -> None:
+             problems: Callable[[P], list[str]] | None = None, results: Callable[[P], None] | None = None) -> None:
     """Build a command's flow parameters (bad values: one clear error, exit 2), then run it as :func:`run_cells`
-    with ``problems`` of those parameters."""
+    with ``problems`` and ``results`` of those parameters."""
     try:
         params = build()
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         fail(exc)
-    run_cells(lambda: flow(params), (lambda: problems(params)) if problems else None)
+    run_cells(lambda: flow(params), (lambda: problems(params)) if problems else None,
+              (lambda: results(params)) if results else None)
 
 
 def with_warehouse(action: Callable[[Warehouse], T], *, read_only: bool = False) -> T:

@@ -6,7 +6,7 @@ import csv
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 
@@ -22,6 +22,7 @@ from flows.cli_support import (
     with_warehouse,
 )
 from tasks.errors import ConfigError
+from tasks.mlflow_genai import DEFAULT_PER_LANGUAGE
 from tasks.settings import HOME_ENV
 
 if TYPE_CHECKING:
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     from tasks.warehouse import Warehouse
 
 EvalForce = Annotated[Optional[list[str]], force_option("evaluate")]
+Traces = Annotated[str, typer.Option(help="Responses MLflow shows as traces: all, none, or N per model and language"
+                                          " (a seeded sample; the arena: N battles per language).")]
+TraceSeed = Annotated[int, typer.Option(help="Seed of the traces' sample.")]
 LEADERBOARD_COLUMNS = ("benchmark", "setting", "lang", "subset", "model", "metric", "value", "ci_low", "ci_high", "n",
                        "answered", "failed", "judge_failed", "mode", "judges")
 
@@ -47,17 +51,19 @@ def evaluate(
                                                      " judge_failed either way.")] = "incorrect",
     judge_own_system: Annotated[bool, typer.Option(help="Let a judge that is also one of --models judge answers"
                                                         " (its own among them).")] = False,
+    traces: Traces = str(DEFAULT_PER_LANGUAGE), trace_seed: TraceSeed = 0,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: EvalForce = None,
 ) -> None:
     """Ask every model each instance, judge the answers, and score them into the leaderboard; exit 1 when a
     model's response failed (it counts as incorrect), naming the model."""
     from flows.evaluate import EvaluateParams, evaluate_flow
     from tasks.metrics import ScoringConfig
+    from tasks.mlflow_genai import TraceSample
 
     run_flow(evaluate_flow, lambda: EvaluateParams(
         benchmark=benchmark, models=split_list(models), langs=split_list(langs) if langs else None,
         settings=split_list(settings) if settings else None, judges=split_list(judges),
-        judge_own_system=judge_own_system,
+        judge_own_system=judge_own_system, traces=TraceSample(traces=traces, seed=trace_seed),
         scoring=ScoringConfig(mkqa_mode=mkqa_mode, judge_failures=judge_failures),  # type: ignore[arg-type]
         budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []),
         problems=_failed_models)
@@ -112,6 +118,7 @@ def arena(
     = "drop",
     judge_own_system: Annotated[bool, typer.Option(help="Let the judge rate pairs that include its own answers"
                                                         " (when it is also one of --models).")] = False,
+    traces: Traces = str(DEFAULT_PER_LANGUAGE), trace_seed: TraceSeed = 0,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None,
     force: Annotated[Optional[list[str]], force_option("arena")]
     = None,
@@ -121,11 +128,34 @@ def arena(
     won) is shown as unbounded, not given a number."""
     from flows.arena import ArenaParams, arena_flow
     from tasks.arena import ArenaConfig
+    from tasks.mlflow_genai import TraceSample
 
     run_flow(arena_flow, lambda: ArenaParams(
         benchmark=benchmark, models=split_list(models), judge=judge, langs=split_list(langs) if langs else None,
         arena=ArenaConfig(queries_per_lang=queries_per_lang, judge_own_system=judge_own_system), ties=ties,
-        budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []))
+        traces=TraceSample(traces=traces, seed=trace_seed),
+        budget=budget_of(max_calls, max_tokens, max_usd), home=os.environ[HOME_ENV], force=force or []),
+        results=lambda params: _print_ratings(params.benchmark, params.judge))
+
+
+def _print_ratings(benchmark: str, judge: str) -> None:
+    for line in _ratings_lines(benchmark, judge):
+        typer.echo(line)
+
+
+def _ratings_lines(benchmark: str, judge: str | None = None, models: list[str] | None = None) -> list[str]:
+    """The benchmark's arena ratings over all languages (``judge``'s, or each judge's) as one table per judge."""
+    from tasks.arena import ratings_table
+    from tasks.stages import overall_ratings
+
+    rows = with_warehouse(lambda wh: overall_ratings(wh, benchmark, judge, models), read_only=True)
+    lines: list[str] = []
+    for name in sorted({row["judge"] for row in rows}):
+        mine = [row for row in rows if row["judge"] == name]
+        lines += ([""] if lines else []) + [f"arena ratings of {benchmark}, judge {name}: Bradley–Terry logits"
+                                            f" (mean zero) with 95% intervals, ties {mine[0]['ties']}"]
+        lines += ratings_table(mine)
+    return lines
 
 
 def report(
@@ -156,15 +186,18 @@ def rerun(
 
 def leaderboard(
     benchmark: Annotated[str, typer.Option(help="Benchmark name.")],
-    output: Annotated[str, typer.Option("--format", help="table | json | csv.")] = "table",
+    output: Annotated[str, typer.Option("--format", help="table | json | csv (json and csv: the evaluation's rows,"
+                                                         " or the arena's ratings where there is no evaluation).")]
+    = "table",
     models: Annotated[Optional[str], typer.Option(help="Only these models, comma-separated.")] = None,
     months: Annotated[Optional[str], typer.Option(
         help="A live family (benchmarks named NAME-YYYY-MM): the months to pool, comma-separated (default: all).")] = None,
 ) -> None:
-    """Print a benchmark's leaderboard: every metric per setting, language and model, with its 95% interval; for a
-    live family (--benchmark xrag-live over xrag-live-YYYY-MM), the window split pooled over the chosen months."""
+    """Print a benchmark's leaderboard: every metric per setting, language and model, with its 95% interval, then
+    the arena's ratings over all languages (one table per judge); for a live family (--benchmark xrag-live over
+    xrag-live-YYYY-MM), the window split pooled over the chosen months."""
     from tasks.metrics import live_months, pooled_window_rows
-    from tasks.stages import leaderboard_rows
+    from tasks.stages import leaderboard_rows, overall_ratings
 
     if output not in ("table", "json", "csv"):
         fail(ConfigError(f"--format {output!r}: choose table, json or csv"))
@@ -176,17 +209,33 @@ def leaderboard(
         return leaderboard_rows(wh, benchmark, chosen)
 
     rows = with_warehouse(read, read_only=True)
+    if output == "table":
+        ratings = _ratings_lines(benchmark, models=chosen)
+        if not rows and not ratings:
+            _nothing_to_show(benchmark)
+        if rows:
+            _print_table(rows)
+        for line in ([""] if rows and ratings else []) + ratings:
+            typer.echo(line)
+        return
+    columns: tuple[str, ...] = LEADERBOARD_COLUMNS
     if not rows:
-        fail(ConfigError(f"no leaderboard for benchmark {benchmark!r}; run `babelbench eval --benchmark {benchmark}"
-                         " --models …` first"))
+        rows = with_warehouse(lambda wh: overall_ratings(wh, benchmark, models=chosen), read_only=True)
+        columns = tuple(rows[0]) if rows else columns
+    if not rows:
+        _nothing_to_show(benchmark)
     if output == "json":
         typer.echo(json.dumps(rows, ensure_ascii=False, default=str))
-    elif output == "csv":
-        writer = csv.DictWriter(sys.stdout, fieldnames=LEADERBOARD_COLUMNS, extrasaction="ignore")
+    else:
+        writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
-    else:
-        _print_table(rows)
+
+
+def _nothing_to_show(benchmark: str) -> NoReturn:
+    fail(ConfigError(f"no leaderboard for benchmark {benchmark!r}: no evaluation and no arena ratings; run"
+                     f" `babelbench eval --benchmark {benchmark} --models …` or `babelbench arena --benchmark"
+                     f" {benchmark} …` first"))
 
 
 def _print_table(rows: list[dict]) -> None:

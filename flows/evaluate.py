@@ -14,6 +14,7 @@ from tasks.inference import InferenceConfig, check_gold_readers
 from tasks.judging import RECIPE_JUDGE, JudgeConfig
 from tasks.llm import Budget, load_registry
 from tasks.metrics import ScoringConfig
+from tasks.mlflow_genai import TraceSample
 from tasks.qa import benchmark_definition
 from tasks.settings import resolve_home
 from tasks.stages import (
@@ -45,6 +46,7 @@ class EvaluateParams(BaseModel):
     judging: JudgeConfig = Field(default_factory=JudgeConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     budget: Budget = Field(default_factory=Budget, description="Limits on this run's paid calls, tokens and USD.")
+    traces: TraceSample = Field(default_factory=TraceSample, description="Which responses MLflow shows as traces.")
     home: str | None = None
     force: list[str] = Field(default_factory=list, description="Stages to recompute with their descendants.")
 
@@ -108,5 +110,5 @@ def evaluate_flow(params: EvaluateParams) -> list[dict]:
                 home, scored, params.benchmark, recipe, model, params.judges if kind else [], params.scoring, judged,
                 force, run.run_id)}
         outcomes = collect_outcomes(futures)
-        report_evaluation(wh, params.benchmark, params.models, run)
+        report_evaluation(wh, params.benchmark, params.models, run, params.traces)
         return finish_run(run, "evaluate", outcomes, home)

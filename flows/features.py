@@ -11,7 +11,14 @@ from tasks.errors import ConfigError
 from tasks.features import FeatureModels, feature_names, graded_features
 from tasks.llm import Budget
 from tasks.settings import resolve_home
-from tasks.stages import collect_outcomes, features_stage, finish_run, flow_session, response_languages
+from tasks.stages import (
+    collect_outcomes,
+    features_stage,
+    finish_run,
+    flow_session,
+    report_features,
+    response_languages,
+)
 from tasks.tracking import tracked_run
 
 
@@ -48,4 +55,6 @@ def features_flow(params: FeaturesParams) -> list[dict]:
                                                                params.reference_model, params.models, params.grader,
                                                                params.budget, force, run.run_id)}
                    for cell, name in cells.items()}
-        return finish_run(run, "features", collect_outcomes(futures), home)
+        outcomes = collect_outcomes(futures)
+        report_features(wh, params.benchmark)
+        return finish_run(run, "features", outcomes, home)

@@ -5,7 +5,9 @@ messages), refuses a name that is taken, and writes the registry file
 atomically (:mod:`tasks.llm.registry_edit`).  The edit is then announced as a Prefect
 event ``babelbench.model.added`` (resource ``babelbench.model.<name>``), which
 the ``evaluate`` deployment's ``evaluate-on-new-model`` trigger answers; see
-``tasks/llm/registry.py``.
+``tasks/llm/registry.py``.  With no Prefect API in use (none configured, no
+local one running) nothing is said: the next command that runs a flow
+announces the edit.
 """
 
 # no `from __future__ import annotations`: typer reads the options' annotations at runtime
@@ -66,19 +68,22 @@ def models_add(
     knowledge_cutoff: Annotated[Optional[str], typer.Option(
         help="Last month (YYYY-MM) or day (YYYY-MM-DD) of the training data; unknown when not given.")] = None,
 ) -> None:
-    """Add a model to the registry and announce it (Prefect event babelbench.model.added)."""
+    """Add a model to the registry and announce it (Prefect event babelbench.model.added) to the Prefect API in use:
+    PREFECT_API_URL's, or the local one while it runs; with neither, the next command that runs a flow announces it."""
     from tasks.llm import add_model
+    from tasks.prefect_api import running_api
 
     given = {"name": name, "backend": backend, "model": model, "base_url": base_url, "api_key_env": api_key_env,
              "api_key_secret": api_key_secret, "mode": mode, "max_concurrency": max_concurrency, "rpm": rpm,
              "tpm": tpm, "price_in": price_in, "price_out": price_out, "timeout": timeout,
              "knowledge_cutoff": knowledge_cutoff}
     try:
+        api = running_api()
         target, changes = add_model({key: value for key, value in given.items() if value is not None}, _home())
     except ConfigError as exc:
         fail(exc)
     typer.echo(f"added {name!r} to {target}")
-    _report(changes)
+    _report(changes, api)
 
 
 @models_app.command("edit")
@@ -96,6 +101,7 @@ def models_edit(
 ) -> None:
     """Change fields of a model's registry entry and announce it (Prefect event babelbench.model.updated)."""
     from tasks.llm import edit_model
+    from tasks.prefect_api import running_api
 
     given = {"base_url": base_url, "max_concurrency": max_concurrency, "rpm": rpm, "tpm": tpm, "price_in": price_in,
              "price_out": price_out, "timeout": timeout, "knowledge_cutoff": knowledge_cutoff}
@@ -105,19 +111,21 @@ def models_edit(
     if not changes:
         fail(ConfigError(f"models edit {name}: nothing to change; give at least one option (see --help)"))
     try:
+        api = running_api()
         target, announced = edit_model(name, changes, _home())
     except ConfigError as exc:
         fail(exc)
     typer.echo(f"changed {', '.join(changes)} of {name!r} in {target}")
-    _report(announced)
+    _report(announced, api)
 
 
-def _report(changes: list) -> None:
-    """Say, per registry change, whether its Prefect event went out."""
+def _report(changes: list, api: str | None) -> None:
+    """Say, per registry change, whether its Prefect event went out to ``api`` (the Prefect API in use, if any)."""
     for change in changes:
         if change.sent:
             typer.echo(f"announced {change.event} for {change.name!r} (Prefect event, resource babelbench.model.{change.name})")
-        else:
-            typer.echo(f"not announced yet: {change.event} for {change.name!r} — no Prefect API is configured"
-                       " (PREFECT_API_URL) or it did not take the event; the next run that loads the registry"
-                       " and reaches one announces it")
+        elif api:  # with no API in use the next flow command announces it: nothing to do
+            typer.secho(f"not announced: the Prefect API at {api} did not take {change.event} for {change.name!r};"
+                        " check that it runs (`prefect server start`, or `babelbench server status` for the local"
+                        " one): the next command that loads the registry announces it", fg=typer.colors.YELLOW,
+                        err=True)

@@ -22,6 +22,7 @@ languages and models from its latest run that was not forced.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,13 +31,6 @@ from typing import Any, Literal
 from prefect import flow
 from pydantic import BaseModel, Field
 
-from flows.arena import ArenaParams, arena_flow
-from flows.clir import ClirBuildParams, clir_build_flow
-from flows.corpus import CorpusParams, corpus_flow
-from flows.evaluate import EvaluateParams, evaluate_flow
-from flows.features import FeaturesParams, features_flow
-from flows.imports import ImportParams, import_flow
-from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_flow, qa_build_flow, translate_flow
 from tasks.catalog import STAGES, owned_by
 from tasks.errors import ConfigError
 from tasks.imports import IMPORTERS
@@ -46,23 +40,34 @@ from tasks.stages import close_shared_warehouse, flow_run_params, shared_warehou
 
 @dataclass(frozen=True)
 class Owner:
-    """The flow that owns some stages: its name in ``runs``, parameters, function, how a run names its scope,
-    and how a rerun may narrow it.
+    """The flow that owns some stages: its name in ``runs``, where its parameters and function are, how a run
+    names its scope, and how a rerun may narrow it.
 
+    ``entry``: ``module:Params:function`` — imported when a rerun needs this owner, so a rerun imports one flow
+    (and its models and libraries), not all of them.
     ``langs`` / ``models``: the parameter through which a rerun narrows the languages / models — one that
     *selects* cells of the owner; when None, ``no_langs`` / ``no_models`` says why narrowing is refused.
     ``force``: the owner's ``force`` parameter for a forced stage (a list of stages, or a flag).
     """
 
     flow: str
-    params: type[BaseModel]
-    run: Callable[[Any], list[dict]]
+    entry: str
     scope: Callable[[dict[str, Any]], str | None]
     langs: str | None = None
     no_langs: str = ""
     models: str | None = None
     no_models: str = "its cells are not per model"
     force: Callable[[str], Any] = field(default=lambda stage: [stage])
+
+    @property
+    def params(self) -> type[BaseModel]:
+        module, params, _ = self.entry.split(":")
+        return getattr(importlib.import_module(module), params)
+
+    @property
+    def run(self) -> Callable[[Any], list[dict]]:
+        module, _, function = self.entry.split(":")
+        return getattr(importlib.import_module(module), function)
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -83,24 +88,24 @@ def _imported(params: dict[str, Any]) -> str | None:
 
 
 OWNERS = (
-    Owner("corpus", CorpusParams, corpus_flow, lambda p: "corpus",
+    Owner("corpus", "flows.corpus:CorpusParams:corpus_flow", lambda p: "corpus",
           langs="langs"),
-    Owner("clir-build", ClirBuildParams, clir_build_flow, lambda p: p.get("name"),
+    Owner("clir-build", "flows.clir:ClirBuildParams:clir_build_flow", lambda p: p.get("name"),
           no_langs="its languages define the collection (every direction between them, and MULTI over all of them)"),
-    Owner("qa-build", QaBuildParams, qa_build_flow, lambda p: p.get("benchmark") or p.get("recipe"),
+    Owner("qa-build", "flows.qa:QaBuildParams:qa_build_flow", lambda p: p.get("benchmark") or p.get("recipe"),
           no_langs="its languages define the benchmark (which facts are local to one language, which articles"
                    " pair up) and its pre-screen covers every language"),
-    Owner("translate", TranslateParams, translate_flow, _benchmark, langs="to"),
-    Owner("instances", InstancesParams, instances_flow, _benchmark,
+    Owner("translate", "flows.qa:TranslateParams:translate_flow", _benchmark, langs="to"),
+    Owner("instances", "flows.qa:InstancesParams:instances_flow", _benchmark,
           no_langs="a benchmark's distractors and instances are each one cell over all of its languages"),
-    Owner("import", ImportParams, import_flow, _imported,
+    Owner("import", "flows.imports:ImportParams:import_flow", _imported,
           no_langs="an import is one cell: the published file, with the languages chosen when it was imported",
           force=lambda stage: True),
-    Owner("evaluate", EvaluateParams, evaluate_flow, _benchmark,
+    Owner("evaluate", "flows.evaluate:EvaluateParams:evaluate_flow", _benchmark,
           langs="langs", models="models"),
-    Owner("features", FeaturesParams, features_flow, _benchmark,
+    Owner("features", "flows.features:FeaturesParams:features_flow", _benchmark,
           no_langs="a feature is one cell over every response of the benchmark, in all languages"),
-    Owner("arena", ArenaParams, arena_flow, _benchmark,
+    Owner("arena", "flows.arena:ArenaParams:arena_flow", _benchmark,
           langs="langs", no_models="its models define the tournament: every pair of them is judged and rated together"),
 )
 STAGE_OWNER = {stage: owner for owner in OWNERS for stage in owner.stages}

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tasks.placement import DeviceConfig
 from tasks.text.languages import rule_digest
 from tasks.version import code_version
 from tasks.warehouse.db import Warehouse
@@ -47,14 +48,17 @@ class ReadFields(StageConfig):
 
     A recipe has one typed config (one form in the Prefect UI); each stage's
     fingerprint covers only the fields that stage reads, so changing, say, the
-    split sizes recomputes the qrels but not the retrieval.
+    split sizes recomputes the qrels but not the retrieval.  Where a model runs
+    (a :class:`DeviceConfig` field) is never read: moving a stage to a GPU must
+    not recompute it.
     """
 
     values: dict[str, Any]
 
     @classmethod
     def of(cls, config: BaseModel, *names: str, **extra: Any) -> ReadFields:
-        return cls(values=config.model_dump(mode="json", include=set(names)) | extra)
+        placement = {name for name in names if isinstance(getattr(config, name), DeviceConfig)}
+        return cls(values=config.model_dump(mode="json", include=set(names) - placement) | extra)
 
     def fingerprint_fields(self) -> dict[str, Any]:
         return dict(self.values)

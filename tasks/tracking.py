@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tasks.mlflow_store import open_store
 from tasks.processes import process_alive
 from tasks.stage import StageRef
 from tasks.version import code_version
@@ -77,21 +78,24 @@ class TrackedRun:
     def mlflow_run_id(self) -> str:
         return self._mlflow_run.info.run_id
 
+    @property
+    def experiment_id(self) -> str:
+        return self._mlflow_run.info.experiment_id
+
     def finish(self, outcomes: Sequence[StageOutcome]) -> None:
+        """End the ``runs`` row; in MLflow, the cell counts as tags and every cell (status, rows, issues,
+        fingerprint, seconds, message) as one table, ``stages.json`` — bookkeeping, not metrics to chart."""
         import mlflow
+        import pandas as pd
 
         counts = {status: sum(1 for o in outcomes if o.status == status) for status in ("computed", "cached", "failed")}
-        metrics: dict[str, float] = {f"cells_{k}": float(v) for k, v in counts.items()}
-        for o in outcomes:
-            if o.ref:
-                metrics[mlflow_name(f"rows.{o.stage}.{o.cell}")] = float(o.ref.rows)
-                metrics[mlflow_name(f"issues.{o.stage}.{o.cell}")] = float(o.ref.issues)
-        for stage, seconds in self.wh.query(
-                "SELECT stage, sum(seconds) FROM artifacts WHERE run_id = ? GROUP BY stage", [self.run_id]):
-            metrics[f"seconds.{stage}"] = float(seconds)
-        mlflow.log_metrics(metrics)
-        mlflow.log_dict({"run_id": self.run_id, "stages": [o.as_row() | {
-            "fingerprint": o.ref.fingerprint if o.ref else None} for o in outcomes]}, "stages.json")
+        mlflow.set_tags({f"babelbench.cells.{status}": str(count) for status, count in counts.items()})
+        seconds = {(stage, cell): total for stage, cell, total in self.wh.query(
+            "SELECT stage, cell, sum(seconds) FROM artifacts WHERE run_id = ? GROUP BY ALL", [self.run_id])}
+        if outcomes:
+            mlflow.log_table(pd.DataFrame([o.as_row() | {"fingerprint": o.ref.fingerprint if o.ref else None,
+                                                         "seconds": seconds.get((o.stage, o.cell))}
+                                           for o in outcomes]), "stages.json")
         status = "failed" if counts["failed"] else "completed"
         failures = "; ".join(f"{o.stage}[{o.cell}]: {o.error}" for o in outcomes if o.error)
         with self.wh.transaction() as cur:
@@ -175,16 +179,13 @@ def _crash_prefect_flow_run(flow_run_id: str) -> None:
 
 @contextmanager
 def tracked_run(wh: Warehouse, flow: str, params: BaseModel, prefect_flow_run_id: str | None = None) -> Iterator[TrackedRun]:
-    """Open a ``runs`` row and an MLflow run (config, code version) around a flow run."""
+    """Open a ``runs`` row and an MLflow run (config, code version) around a flow run; MLflow's store is opened
+    here, by the flows that log to it (:func:`tasks.mlflow_store.open_store`)."""
     import mlflow
 
     run_id = uuid.uuid4().hex
+    open_store(tracking_uri(wh.home), wh.home, f"babelbench-{flow}")  # first: ending a crashed run's MLflow run opens it
     mark_crashed_runs(wh)
-    mlflow.set_tracking_uri(tracking_uri(wh.home))
-    experiment = f"babelbench-{flow}"
-    if mlflow.get_experiment_by_name(experiment) is None:
-        mlflow.create_experiment(experiment, artifact_location=(wh.home / "mlartifacts").as_uri())
-    mlflow.set_experiment(experiment)
     with wh.transaction() as cur:
         cur.execute(
             "INSERT INTO runs (run_id, flow, started_at, status, params, code_version, prefect_flow_run_id, pid, host)"

@@ -17,6 +17,9 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 # Parse in-process by default (fast); the tests of the Dask path switch it on themselves.
 os.environ.setdefault("BABELBENCH_COMPUTE", "inline")
+# A command's local Prefect API outlives it (30 minutes idle for a user); most CLI tests give each command its own
+# Prefect home, so their servers stop soon after the test instead of piling up for the rest of the session.
+os.environ.setdefault("BABELBENCH_API_IDLE", "20")
 
 #: Small real samples kept in the repository (tests/data/*/README.md: what, from where, licence): every clone has them.
 TEST_DATA = Path(__file__).resolve().parent / "data"

@@ -13,9 +13,8 @@ See ``docs/arena.md``, "Ratings".
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -379,25 +378,3 @@ def ratings(battles: Sequence[Battle], *, bootstrap: int = 200, seed: int = 0, t
         models[model] |= {"rank_low": band[0], "rank_high": band[1], "unbounded": side}
     return {"models": models, "n_battles": len(battles), "ties": sum(b.winner == "tie" for b in battles),
             "order_flips": len(order_flips(battles)) // 2}
-
-
-UNBOUNDED_RATING = {"high": "+∞ (never lost to the rated systems)", "low": "−∞ (never won against the rated systems)",
-                    "both": "n/a (no decisive battle with the rated systems)"}
-
-
-def rating_order(m: Mapping[str, Any]) -> float:
-    """A rating to sort by: an unbounded one above (``"high"``) or below every finite one."""
-    return m["rating"] if m["rating"] is not None else math.inf if m["unbounded"] == "high" else -math.inf
-
-
-def rating_text(m: Mapping[str, Any]) -> str:
-    """One rating as text: the logit and its 95% interval (∞ on an open side), or why it has no finite value, and
-    the rank interval."""
-    if m["rating"] is None:
-        value = UNBOUNDED_RATING[m["unbounded"]]
-    else:
-        low = "−∞" if m["ci_low"] is None else f"{m['ci_low']:+.3f}"
-        high = "+∞" if m["ci_high"] is None else f"{m['ci_high']:+.3f}"
-        value = f"{m['rating']:+.3f}  95% CI [{low}, {high}]"
-    rank = str(m["rank_low"]) if m["rank_low"] == m["rank_high"] else f"{m['rank_low']}–{m['rank_high']}"
-    return f"{value}  rank {rank}"

@@ -32,8 +32,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from tasks.arena.bradley_terry import rating_order
 from tasks.arena.standings import AGREEMENT
+from tasks.arena.table import best_first
 from tasks.features.compute import missing_features
 from tasks.metrics.agreement import stored_agreement
 from tasks.metrics.score import ALL
@@ -160,11 +160,6 @@ def judge_sections(wh: Warehouse, benchmark: str) -> list[JudgeSection]:
                            if by_lang else ""}
         sections.append(section)
     return sections
-
-
-def best_first(row: dict[str, Any]) -> tuple[float, bool, str]:
-    """Rating order, an unbounded rating above (below) every finite one; the judged before the predicted."""
-    return -rating_order(row), bool(row["predicted"]), row["model"]
 
 
 def _share(value: float | None) -> str:

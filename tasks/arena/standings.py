@@ -17,10 +17,11 @@ from collections import defaultdict
 
 import numpy as np
 
-from tasks.arena.bradley_terry import Ties, ahead, rateable, rating_order, tournaments
+from tasks.arena.bradley_terry import Ties, ahead, rateable, tournaments
 from tasks.arena.pairwise import OrderedVerdict, agreement_text, judge_agreement
 from tasks.arena.rating import DEFAULT_METHOD, RATING_METHODS
 from tasks.arena.surrogate import feature_cube, surrogate
+from tasks.arena.table import rating_order
 from tasks.features.compute import missing_features
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse

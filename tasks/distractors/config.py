@@ -13,7 +13,7 @@ from tasks.text.languages import rule_for
 
 
 class DistractorConfig(BaseModel):
-    """How distractors are retrieved and filtered (``specs/xrag.md``, construction step 5)."""
+    """How distractors are retrieved and filtered (``docs/protocols/xrag.md``, construction step 5)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

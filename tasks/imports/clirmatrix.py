@@ -121,8 +121,9 @@ def write(wh: Warehouse, directory: Path, name: str, langs: list[str] | None, fp
         writer.add_table(pa.table(list(map(list, zip(*rows, strict=True))), schema=CLIR_QREL_SCHEMA))
         changes.append(("clir_qrels", cell, fp, writer.shards))
     config = {"source": str(directory), "fingerprint": fp, "imported": True, "backend": BACKEND}
+    # the collection's languages are those of the directions it holds, not merely those chosen
     wh.replace_cells(changes, [("INSERT OR REPLACE INTO clir_collections VALUES (?, ?, ?, ?, now())",
-                                [name, sorted(chosen), False, json.dumps(config)])])
+                                [name, page_langs, False, json.dumps(config)])])
     queries = sum(len(t) for t in titles.values())
     return StageOutput(rows=sum(len(r) for r in qrels.values()),
                        message=f"{len(qrels)} directions, {queries} queries, "

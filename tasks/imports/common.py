@@ -137,20 +137,34 @@ def source_digest(source: Path) -> str:
     return digest.hexdigest()
 
 
-def write_benchmark(wh: Warehouse, name: str, recipe: str, langs: Sequence[str], source: Path, fp: str,
-                    instances: Sequence[Sequence[Any]], items: Sequence[Sequence[Any]] = ()) -> None:
+def write_benchmark(wh: Warehouse, name: str, recipe: str, source: Path, fp: str,
+                    instances: Sequence[Sequence[Any]], items: Sequence[Sequence[Any]] = ()) -> list[str]:
     """Replace benchmark ``name`` by these ``instances`` rows (and ``qa_items`` rows, for recipes whose
-    metrics read them — XRAG's question types, ECLEKTIC's source context), in one transaction."""
+    metrics read them — XRAG's question types, ECLEKTIC's source context), in one transaction; return its
+    languages.
+
+    The benchmark's languages are those its instances are in, never merely those chosen: a chosen language the
+    source gave no instance in is no language of the benchmark (an evaluation would look for it in vain).
+    """
     config = json.dumps({"source": str(source), "fingerprint": fp})
     with wh.transaction() as cur:
-        cur.execute("INSERT OR REPLACE INTO qa_benchmarks VALUES (?, ?, ?, ?, ?, now())",
-                    [name, recipe, list(langs), f"import:{source.name}", config])
         cur.execute("DELETE FROM instances WHERE benchmark = ?", [name])
         cur.execute("DELETE FROM qa_items WHERE benchmark = ?", [name])
         if instances:
             cur.executemany(f"INSERT INTO instances VALUES ({', '.join('?' * len(instances[0]))})", instances)
         if items:
             cur.executemany(f"INSERT INTO qa_items VALUES ({', '.join('?' * len(items[0]))})", items)
+        langs = [lang for (lang,) in cur.execute("SELECT DISTINCT lang FROM instances WHERE benchmark = ? ORDER BY 1",
+                                                 [name]).fetchall()]
+        cur.execute("INSERT OR REPLACE INTO qa_benchmarks VALUES (?, ?, ?, ?, ?, now())",
+                    [name, recipe, langs, f"import:{source.name}", config])
+    return langs
+
+
+def langs_text(created: Sequence[str], chosen: Sequence[str]) -> str:
+    """The languages an import created, for its message, naming the chosen ones it created nothing in."""
+    missing = sorted(set(chosen) - set(created))
+    return (", ".join(created) or "no language") + (f" (nothing in {', '.join(missing)})" if missing else "")
 
 
 def chosen_langs(available: Sequence[str], wanted: Sequence[str] | None, source: Path,

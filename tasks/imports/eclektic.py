@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.errors import ConfigError
-from tasks.imports.common import DatasetLayout, chosen_langs, write_benchmark
+from tasks.imports.common import DatasetLayout, chosen_langs, langs_text, write_benchmark
 from tasks.instances.build import eclektic_instances, instance_row
 from tasks.json_lines import read_json_lines
 from tasks.stage import StageOutput
@@ -96,12 +96,12 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
         items.append([name, record["q_id"], "eclektic", source_lang, record["question"], record["answer"], None,
                       record["content"], json.dumps(documents, ensure_ascii=False), None, "ok", None, None,
                       f"import:{source.name}", fp, None, None])
-    write_benchmark(wh, name, "eclektic", chosen, source, fp, instances, items)
+    created = write_benchmark(wh, name, "eclektic", source, fp, instances, items)
     notes = [f"{outside} questions from languages not chosen left out"] if outside else []
     if issues:
         notes.append(f"{len(issues)} translations missing")
     return StageOutput(rows=len(instances), issues=issues,
-                       message=f"{len(items)} questions, {len(instances)} instances in {', '.join(chosen)}"
+                       message=f"{len(items)} questions, {len(instances)} instances in {langs_text(created, chosen)}"
                                + (f" ({'; '.join(notes)})" if notes else ""))
 
 

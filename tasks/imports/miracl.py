@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tasks.errors import ConfigError
-from tasks.imports.common import DatasetLayout, chosen_langs, once, write_benchmark
+from tasks.imports.common import DatasetLayout, chosen_langs, langs_text, once, write_benchmark
 from tasks.json_lines import iter_json_lines
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
@@ -142,9 +142,9 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
             instances.append([name, f"{query_id}|{SETTING}|{lang}", f"{lang}:{query_id}", "mirage", SETTING, lang,
                               query, "", lang, None, None, json.dumps(documents, ensure_ascii=False),
                               _seed(lang, query_id), fp, None])
-    write_benchmark(wh, name, "mirage", chosen, source, fp, instances)
+    created = write_benchmark(wh, name, "mirage", source, fp, instances)
     skipped = f"; {unjudged} queries without judgements skipped" if unjudged else ""
-    return StageOutput(rows=len(instances), message=f"{len(instances)} queries in {', '.join(chosen)}{skipped}")
+    return StageOutput(rows=len(instances), message=f"{len(instances)} queries in {langs_text(created, chosen)}{skipped}")
 
 
 def _document(docid: str, lang: str, passage: dict[str, str], relevance: int) -> dict[str, object]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from tasks.errors import ConfigError
-from tasks.imports.common import DatasetLayout, chosen_langs, write_benchmark
+from tasks.imports.common import DatasetLayout, chosen_langs, langs_text, write_benchmark
 from tasks.metrics.mkqa_data import GoldExample, read_gold
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
@@ -45,9 +45,9 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
             gold = msgspec.json.encode(example.answers[lang]).decode()
             instances.append([name, f"{example.example_id}|{SETTING}|{lang}", example.example_id, "mkqa", SETTING, lang,
                               example.queries[lang], _display(example, lang), "en", None, None, "[]", 0, fp, gold])
-    write_benchmark(wh, name, "mkqa", chosen, source, fp, instances)
-    return StageOutput(rows=len(instances), message=f"{len(examples)} examples x {len(chosen)} locales "
-                                                    f"({', '.join(chosen)}) from {source.name}")
+    created = write_benchmark(wh, name, "mkqa", source, fp, instances)
+    return StageOutput(rows=len(instances), message=f"{len(examples)} examples x {len(created)} locales "
+                                                    f"({langs_text(created, chosen)}) from {source.name}")
 
 
 def _display(example: GoldExample, lang: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.errors import ConfigError
-from tasks.imports.common import DatasetLayout, chosen_langs, write_benchmark
+from tasks.imports.common import DatasetLayout, chosen_langs, langs_text, write_benchmark
 from tasks.json_lines import read_json_lines
 from tasks.stage import StageOutput
 from tasks.text.language_id import detect_language, lingua_code, lingua_supports
@@ -90,19 +90,19 @@ def documents_of(record: dict[str, Any]) -> list[dict[str, Any]]:
 def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: str) -> StageOutput:
     """Every question of the chosen languages in its setting (see the module notes)."""
     records = read_xrag(source)
-    available = sorted({r["language"] for r in records} | ({"en"} if any(r.get("en_question") for r in records) else set()))
+    # (record, its setting, what it asks: (language, question, answer) in its language and, for monolingual
+    # retrieval, in English): English is available only where a line asks it
+    line_settings = [setting_of(record) for record in records]
+    questions = [(record, setting, asks(record, setting)) for record, setting in zip(records, line_settings, strict=True)]
+    available = sorted({lang for _, _, asked in questions for lang, _, _ in asked})
     chosen = chosen_langs(available, langs, source)
     instances: list[list[Any]] = []
     items: list[list[Any]] = []
     settings: dict[str, int] = {}
     english: set[tuple[str, ...]] = set()  # the English instances made so far (see english_key)
     repeated = 0
-    for record in records:
-        setting = setting_of(record)
+    for record, setting, asked in questions:
         documents = json.dumps(documents_of(record), ensure_ascii=False)
-        asked = [(record["language"], record["question"], record["answer"])]
-        if setting == "monolingual_retrieval" and record.get("en_question") and record.get("en_answer"):
-            asked.append(("en", record["en_question"], record["en_answer"]))
         kept = []
         for lang, question, answer in asked:
             if lang not in chosen:
@@ -123,11 +123,20 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
                               answer, record["language"], None, None, documents, 0, fp, None])
         items.append([name, record["id"], "xrag", record["language"], record["question"], record["answer"],
                       record["q_type"], None, "[]", None, "ok", None, None, f"import:{source.name}", fp, None, None])
-    write_benchmark(wh, name, "xrag", chosen, source, fp, instances, items)
+    created = write_benchmark(wh, name, "xrag", source, fp, instances, items)
     per_setting = ", ".join(f"{count} {setting}" for setting, count in sorted(settings.items()))
     shared = f"; {repeated} repeated English question(s) made once" if repeated else ""
     return StageOutput(rows=len(instances), message=f"{len(items)} questions ({per_setting}), {len(instances)} instances"
-                                                    f" in {', '.join(chosen)}{shared}")
+                                                    f" in {langs_text(created, chosen)}{shared}")
+
+
+def asks(record: dict[str, Any], setting: str) -> list[tuple[str, str, str]]:
+    """(language, question, answer) of each instance a line gives: its own, and for monolingual retrieval the
+    English version when the line has one (see the module notes)."""
+    asked = [(record["language"], record["question"], record["answer"])]
+    if setting == "monolingual_retrieval" and record.get("en_question") and record.get("en_answer"):
+        asked.append(("en", record["en_question"], record["en_answer"]))
+    return asked
 
 
 def english_key(setting: str, question: str, answer: str, record: dict[str, Any]) -> tuple[str, ...]:

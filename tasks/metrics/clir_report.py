@@ -1,4 +1,5 @@
-"""Show an evaluation: MLflow metrics, a directions heatmap, per-query scores, a Prefect table."""
+"""Show an evaluation: a few pooled MLflow metrics, a table of directions, a heatmap, per-query scores, a Prefect
+table."""
 
 from __future__ import annotations
 
@@ -13,20 +14,26 @@ HEATMAP_METRIC = "ndcg@10"
 NO_SELF_METRIC = "ndcg@10_no6"
 
 
+def pooled_metrics(result: EvalResult) -> dict[str, float]:
+    """Each metric's mean over the directions with its 95% interval (``ndcg_at_10``, ``ndcg_at_10/ci_low``, …): the
+    few numbers a run charts; every direction's are the rows of its table."""
+    metrics: dict[str, float] = {}
+    for row in result.metrics:
+        if row["src_lang"] == ALL:
+            base = mlflow_name(row["metric"])
+            metrics[base] = row["value"]
+            metrics.update({f"{base}/{bound}": row[bound] for bound in ("ci_low", "ci_high") if row[bound] is not None})
+    return metrics
+
+
 def log_to_mlflow(result: EvalResult, langs: Sequence[str]) -> None:
-    """Per-direction and mean metrics with their intervals, the heatmap and the per-query table."""
+    """The pooled metrics with their intervals, the directions' table (``directions.json``: NDCG@10 and NDCG@10
+    without the own article, per direction), the heatmap and the per-query table."""
     import mlflow
     import pandas as pd
 
-    metrics = {}
-    for row in result.metrics:
-        direction = "mean" if row["src_lang"] == ALL else f"{row['src_lang']}-{row['tgt_lang']}"
-        base = f"{mlflow_name(row['metric'])}.{direction}"
-        metrics[base] = row["value"]
-        metrics.update({f"{base}.{bound}": row[bound] for bound in ("ci_low", "ci_high") if row[bound] is not None})
-    for row in result.left_out:  # queries a metric is undefined for, per direction
-        metrics[f"{mlflow_name(row['metric'])}.{row['src_lang']}-{row['tgt_lang']}.left_out"] = row["n_left_out"]
-    mlflow.log_metrics(metrics)
+    mlflow.log_metrics(pooled_metrics(result))
+    mlflow.log_table(pd.DataFrame(direction_rows(result)), "directions.json")
     import matplotlib.pyplot as plt
 
     figure = heatmap(result, langs)
@@ -63,9 +70,9 @@ def heatmap(result: EvalResult, langs: Sequence[str]):  # noqa: ANN201 (a matplo
     return fig
 
 
-def publish_table(result: EvalResult, collection: str, ranker: str) -> None:
-    """A Prefect table artifact: one row per direction, NDCG@10 with its interval, and NDCG@10 without the own
-    article with the number of queries it leaves out (those with no other relevant document)."""
+def direction_rows(result: EvalResult) -> list[dict]:
+    """One row per direction (and the mean over them): NDCG@10 with its interval and queries, and NDCG@10 without
+    the own article with the number of queries it leaves out (those with no other relevant document)."""
     without_self = {(r["src_lang"], r["tgt_lang"]): r["value"] for r in result.metrics if r["metric"] == NO_SELF_METRIC}
     left_out = {(r["src_lang"], r["tgt_lang"]): r["n_left_out"] for r in result.left_out
                 if r["metric"] == NO_SELF_METRIC}
@@ -80,7 +87,12 @@ def publish_table(result: EvalResult, collection: str, ranker: str) -> None:
                      "ndcg@10": round(r["value"], 4), "ci95": _interval(r["ci_low"], r["ci_high"]), "n": r["n_queries"],
                      NO_SELF_METRIC: "n/a" if no_self is None else round(no_self, 4),
                      f"{NO_SELF_METRIC} left out": left_out.get(direction, 0)})
-    create_table_artifact(table=rows, key="babelbench-clir-eval", description=f"{ranker} on {collection}")
+    return rows
+
+
+def publish_table(result: EvalResult, collection: str, ranker: str) -> None:
+    """The directions' table (:func:`direction_rows`) as a Prefect table artifact."""
+    create_table_artifact(table=direction_rows(result), key="babelbench-clir-eval", description=f"{ranker} on {collection}")
 
 
 def _interval(low: float | None, high: float | None) -> str:

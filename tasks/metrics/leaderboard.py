@@ -216,7 +216,7 @@ def _panel_rows(wh: Warehouse, benchmark: str, model: str, judges: list[str]) ->
     qtypes = dict(wh.query("SELECT item_id, qtype FROM qa_items WHERE benchmark = ?", [benchmark]))
     rows = _judged_responses(wh, benchmark, model, judges)
     return rows, [PanelRow(r["item_id"], r["setting"], r["lang"], qtypes.get(r["item_id"]), r["verdicts"],
-                           _language_ok(r), r["answered"], r["answered"] and is_refusal(r["given_answer"], r["lang"]))
+                           language_ok(r), r["answered"], r["answered"] and is_refusal(r["given_answer"], r["lang"]))
                   for r in rows]
 
 
@@ -238,7 +238,7 @@ def window_questions(wh: Warehouse, benchmark: str, recipe: str, model: str, jud
             for setting, counts in sorted(by_setting.items())}
 
 
-def _language_ok(response: dict) -> bool | None:
+def language_ok(response: dict) -> bool | None:
     """Whether the response is in the question's language, as stored with it (``responses``): an answer that is
     the gold answer itself (a name the translation kept as it was) always is; otherwise decided only when its
     ``language_status`` is ok; None when it was not checked (a failed response, ``unchecked``, ``unsupported``)."""

@@ -3,7 +3,7 @@
 The stages of the recipe read their fields from here, so a field's value is
 part of the fingerprint of exactly the stages that read it, and the Prefect UI
 renders the whole recipe as one form. Defaults follow the recommendations of
-``specs/clir.md``; each field's description says why.
+``docs/protocols/clir.md``; each field's description says why.
 """
 
 from __future__ import annotations

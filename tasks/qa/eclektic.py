@@ -52,7 +52,7 @@ STOP = ("\n\n", "\nQuestion:", "\nPassage:")
 
 
 class EclekticConfig(BaseModel):
-    """The ECLEKTIC construction choices; defaults follow ``specs/eclektic.md``."""
+    """The ECLEKTIC construction choices; defaults follow ``docs/protocols/eclektic.md``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -1,6 +1,6 @@
 """The XRAG construction choices: how article pairs are found, checked and turned into questions.
 
-Defaults follow ``specs/xrag.md`` (the paper's news setting) where it gives a
+Defaults follow ``docs/protocols/xrag.md`` (the paper's news setting) where it gives a
 number; the character and token limits keep prompts within what the small
 offline model reads and writes in a few seconds.
 """

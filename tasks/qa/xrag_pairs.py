@@ -28,8 +28,8 @@ from tasks.llm.outcomes import item_outcome
 from tasks.llm.parsing import Parsed
 from tasks.llm.verdicts import YES_NO, read_yes_no
 from tasks.placement import resolve
-from tasks.qa.xrag_articles import article_texts
 from tasks.qa.window import Window
+from tasks.qa.xrag_articles import article_texts
 from tasks.qa.xrag_config import XragConfig
 from tasks.rankers.dense import DenseRanker, top_k
 from tasks.stage import StageOutput

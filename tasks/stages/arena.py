@@ -13,10 +13,20 @@ from tasks.arena.bradley_terry import Ties
 from tasks.arena.standings import RUN_BATTLES, STATUSES, fit_surrogate, rate
 from tasks.catalog import ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE
 from tasks.llm import Budget, template_hash
+from tasks.mlflow_genai import (
+    RUN_TYPE,
+    TraceSample,
+    battles_traces,
+    evaluation_dataset,
+    link_templates,
+    show_features,
+    write_traces,
+)
 from tasks.stage import ReadFields, StageRef, rows_digest, run_stage
 from tasks.stages.inference import model_identity
 from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.stages.paid import run_paid, unfinished
+from tasks.tracking import TrackedRun, tracking_uri
 from tasks.warehouse.db import Warehouse
 
 log = logging.getLogger(__name__)
@@ -49,8 +59,32 @@ def publish_estimate(estimate: JudgingEstimate, budget: Budget) -> None:
     log.info("cost estimate: %s", line)
     create_markdown_artifact(markdown=f"## Arena cost estimate\n\n{line}", key="babelbench-arena-estimate",
                              description="What judging may cost at most, before any call")
-    mlflow.log_metrics({"estimate.judge_tokens": float(estimate.tokens), "estimate.judge_usd": estimate.usd,
-                        "estimate.verdicts": float(estimate.queries * estimate.pairs)})
+    mlflow.set_tags({"babelbench.estimate.judge_tokens": str(estimate.tokens),
+                     "babelbench.estimate.judge_usd": f"{estimate.usd:.6f}",
+                     "babelbench.estimate.verdicts": str(estimate.queries * estimate.pairs)})
+
+
+def report_arena(wh: Warehouse, run: TrackedRun, benchmark: str, judge: str, models: list[str], langs: list[str],
+                 sample: TraceSample) -> int:
+    """The arena's run as an MLflow evaluation run: the benchmark's evaluation dataset as its input, the judge's
+    template linked, a sample of its battles as traces (:mod:`tasks.mlflow_genai.battles`); the features it computed
+    shown on the models' response traces (:mod:`tasks.mlflow_genai.features`). The battle traces written."""
+    import time
+
+    import mlflow
+
+    dataset = evaluation_dataset(wh, benchmark, run.experiment_id)
+    if dataset is not None:
+        mlflow.log_input(dataset, context="evaluation")
+    mlflow.set_tags({**RUN_TYPE, "babelbench.traces": sample.describe()})
+    uri = tracking_uri(wh.home)
+    prompt = link_templates(uri, run.mlflow_run_id, [TEMPLATE])[TEMPLATE]
+    since = wh.scalar("SELECT started_at FROM runs WHERE run_id = ?", [run.run_id])
+    written = write_traces(uri, run.experiment_id, run.mlflow_run_id, battles_traces(
+        wh, benchmark, judge, models, langs, sample, time.time_ns(), since, prompt))
+    mlflow.set_tag("babelbench.traces.written", str(len(written)))
+    show_features(wh, uri, benchmark, models)
+    return len(written)
 
 
 @stage_task("arena-ratings")

@@ -17,11 +17,14 @@ from tasks.features.compute import compute_feature
 from tasks.features.models import FeatureModels
 from tasks.features.registry import FEATURES
 from tasks.llm import Budget, template_hash
+from tasks.mlflow_genai import show_features
 from tasks.placement import placement_params
 from tasks.stage import ReadFields, StageRef, rows_digest, run_stage
 from tasks.stages.inference import model_identity
 from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.stages.paid import run_paid, unfinished
+from tasks.tracking import tracking_uri
+from tasks.warehouse.db import Warehouse
 
 
 @stage_task("features")
@@ -50,3 +53,11 @@ def features_stage(home: str, cell: str, benchmark: str, name: str, reference_mo
     return as_task_result(run_stage(wh, FEATURES_STAGE, cell, read, {},
                                     lambda fp: compute_feature(wh, benchmark, name, reference_model, models, fp),
                                     force=forced(FEATURES_STAGE.name, force), run_id=run_id))
+
+
+def report_features(wh: Warehouse, benchmark: str) -> int:
+    """Show the benchmark's features on the response traces of each model's latest evaluation run in MLflow
+    (:mod:`tasks.mlflow_genai.features`); the traces rewritten."""
+    models = [model for (model,) in wh.query("SELECT DISTINCT model FROM responses WHERE benchmark = ? ORDER BY model",
+                                             [benchmark])]
+    return show_features(wh, tracking_uri(wh.home), benchmark, models)

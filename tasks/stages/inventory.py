@@ -50,10 +50,24 @@ def arena_langs(wh: Warehouse, benchmark: str, models: list[str], langs: list[st
     return langs or known
 
 
-def overall_ratings(wh: Warehouse, benchmark: str, judge: str) -> list[dict[str, Any]]:
-    """The arena's ratings over all languages, as stored."""
-    return wh.query_dicts("SELECT * FROM arena_ratings WHERE benchmark = ? AND judge = ? AND lang = 'all'",
-                          [benchmark, judge])
+def overall_ratings(wh: Warehouse, benchmark: str, judge: str | None = None,
+                    models: list[str] | None = None) -> list[dict[str, Any]]:
+    """The arena's ratings over all languages, as stored: ``judge``'s (default: every judge's, by judge), only
+    ``models``' when given."""
+    return wh.query_dicts("SELECT * FROM arena_ratings WHERE benchmark = ? AND lang = 'all'"
+                          " AND (? IS NULL OR judge = ?) AND (? IS NULL OR list_contains(?, model)) ORDER BY judge",
+                          [benchmark, judge, judge, models, models])
+
+
+def leaderboard_rows(wh: Warehouse, benchmark: str, models: list[str] | None = None) -> list[dict[str, Any]]:
+    """The benchmark's leaderboard, best model first within each (setting, language, subset, metric)."""
+    where = " AND list_contains(?, model)" if models else ""
+    return wh.query_dicts(
+        "SELECT benchmark, setting, lang, subset, model, metric, value, ci_low, ci_high, n, answered, failed,"
+        " judge_failed, mode, judges FROM leaderboard"
+        f" WHERE benchmark = ?{where}"
+        " ORDER BY setting, lang = 'all' DESC, lang, subset = 'all' DESC, subset, metric, value DESC NULLS LAST, model",
+        [benchmark, models] if models else [benchmark])
 
 
 def require_results(wh: Warehouse, benchmark: str) -> None:

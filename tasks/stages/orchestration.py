@@ -66,47 +66,18 @@ def flow_session(home: str) -> Iterator[Warehouse]:
     """The warehouse for one flow run; on exit the Dask cluster and the DuckDB file are released.
 
     Other flow runs may use the same home at the same time (each process holds
-    the DuckDB file only while an operation runs), so the home's MLflow store
-    is made ready first, under a lock: see :func:`_prepare_tracking`.
+    the DuckDB file only while an operation runs). MLflow is not touched here:
+    the flows that log to it open its store in :func:`tasks.tracking.tracked_run`.
     """
     try:
         wh = shared_warehouse(home)
         # the home's language-rule overrides apply to this run, in this process and the Dask workers it starts
         os.environ[HOME_ENV] = str(wh.home)
         reload_rules()
-        _prepare_tracking(wh.home)
         yield wh
     finally:
         compute.shutdown()
         close_shared_warehouse(home)
-
-
-def _prepare_tracking(home: Path) -> None:
-    """Create the MLflow store and this flow's experiment, one process at a time.
-
-    Two flow runs starting together on a fresh home would otherwise both
-    create the SQLite store (MLflow's schema migration fails in the second:
-    "Online migration expected to match one row") and both create the
-    experiment ``babelbench-<flow>`` that :func:`tasks.tracking.tracked_run`
-    opens (the second fails: it already exists). Done here, under a lock file
-    in the home, the later ``tracked_run`` finds both in place.
-    """
-    from filelock import FileLock
-    from mlflow.tracking import MlflowClient
-    from prefect.runtime import flow_run
-
-    from tasks.tracking import tracking_uri
-    from tasks.warehouse.db import wait_seconds
-
-    flow_name = flow_run.flow_name  # None outside a flow run
-    with FileLock(str(home / "mlflow.lock"), timeout=wait_seconds(), thread_local=False):
-        client = MlflowClient(tracking_uri(home))
-        if not flow_name:
-            client.search_experiments(max_results=1)
-            return
-        experiment = f"babelbench-{flow_name}"  # the name tracked_run gives a flow's experiment
-        if client.get_experiment_by_name(experiment) is None:
-            client.create_experiment(experiment, artifact_location=(home / "mlartifacts").as_uri())
 
 
 def _retry_only_transient(task: Task[Any, Any], task_run: TaskRun, state: State[Any]) -> bool:

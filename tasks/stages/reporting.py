@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from tasks.llm import BudgetLedger, run_ledger
-from tasks.tracking import StageOutcome, TrackedRun
+from tasks.mlflow_genai import link_templates, run_templates
+from tasks.tracking import StageOutcome, TrackedRun, tracking_uri
 from tasks.warehouse.db import Warehouse
 
 NOT_RUN = "not run: "
@@ -45,15 +46,20 @@ class Spending:
 
 
 def finish_run(run: TrackedRun, flow: str, outcomes: Sequence[StageOutcome], home: str) -> list[dict]:
-    """Record the outcomes (warehouse, MLflow), publish the Prefect artifacts, return the rows for callers."""
+    """Record the outcomes (warehouse, MLflow), publish the Prefect artifacts, return the rows for callers.
+
+    In MLflow what the run spent is tags, and the run is linked to the registered prompt templates its cells read.
+    """
     run.finish(outcomes)
     spending = Spending.of(run_ledger(run.run_id, None))
     skipped = budget_skipped(run.wh, outcomes) if spending.stopped_by_budget else {}
     publish_summary(flow, outcomes, home=home, mlflow_run_id=run.mlflow_run_id, spending=spending, skipped=skipped)
     import mlflow
 
-    mlflow.log_metrics({"cost.calls": float(spending.calls), "cost.tokens": float(spending.tokens),
-                        "cost.usd": spending.usd, "items_skipped_budget": float(sum(skipped.values()))})
+    mlflow.set_tags({"babelbench.cost.calls": str(spending.calls), "babelbench.cost.tokens": str(spending.tokens),
+                     "babelbench.cost.usd": f"{spending.usd:.6f}",
+                     "babelbench.items_skipped_budget": str(sum(skipped.values()))})
+    link_templates(tracking_uri(run.wh.home), run.mlflow_run_id, run_templates(run.wh, run.run_id))
     return [o.as_row() for o in outcomes]
 
 

@@ -1,4 +1,5 @@
-"""Scoring as a Prefect task, and how an evaluation is shown: nested MLflow runs, a Prefect table, the terminal.
+"""Scoring as a Prefect task, and how an evaluation is shown: nested MLflow evaluation runs, a Prefect table, the
+terminal.
 
 Scoring reads only stored responses and verdicts, so it is cheap and runs
 once per (benchmark, model) after every judging cell of that model.  Its
@@ -14,18 +15,17 @@ from prefect.artifacts import create_table_artifact
 from prefect.states import State
 
 from tasks.catalog import SCORING
-from tasks.inference.prompting import TEMPLATES
-from tasks.judging.pointwise import KINDS
-from tasks.llm import load_registry, template_hash
+from tasks.llm import load_registry
 from tasks.metrics.agreement import judge_agreement
 from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, failed_responses, score_model
 from tasks.metrics.score import ALL
 from tasks.metrics.windows import item_windows
+from tasks.mlflow_genai import TraceSample, evaluation_dataset, log_model_evaluation
 from tasks.stage import ReadFields, StageRef, digest, run_stage
+from tasks.stages.inventory import leaderboard_rows
 from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.stages.reporting import artifact_key
-from tasks.tracking import TrackedRun, mlflow_name
-from tasks.version import code_version
+from tasks.tracking import TrackedRun, mlflow_name, tracking_uri
 from tasks.warehouse.db import Warehouse
 
 #: The response counts every leaderboard row carries (``tasks.metrics.score.Tally``).
@@ -60,23 +60,21 @@ def scoring_stage(home: str, cell: str, benchmark: str, recipe: str, model: str,
         force=forced(SCORING.name, force), run_id=run_id))
 
 
-def leaderboard_rows(wh: Warehouse, benchmark: str, models: list[str] | None = None) -> list[dict[str, Any]]:
-    """The benchmark's leaderboard, best model first within each (setting, language, subset, metric)."""
-    where = " AND list_contains(?, model)" if models else ""
-    return wh.query_dicts(
-        "SELECT benchmark, setting, lang, subset, model, metric, value, ci_low, ci_high, n, answered, failed,"
-        " judge_failed, mode, judges FROM leaderboard"
-        f" WHERE benchmark = ?{where}"
-        " ORDER BY setting, lang = 'all' DESC, lang, subset = 'all' DESC, subset, metric, value DESC NULLS LAST, model",
-        [benchmark, models] if models else [benchmark])
+def report_evaluation(wh: Warehouse, benchmark: str, models: list[str], run: TrackedRun, sample: TraceSample) -> None:
+    """One MLflow evaluation run per model nested under the evaluation's run (its metrics, tables, figure and the
+    traces of a sample of its responses), the benchmark's evaluation dataset as the input of each, the judges'
+    agreement in the evaluation's run, a Prefect table, and the headline rows printed."""
+    import mlflow
 
-
-def report_evaluation(wh: Warehouse, benchmark: str, models: list[str], run: TrackedRun) -> None:
-    """One MLflow run per model nested under the evaluation's run, the judges' agreement in the evaluation's run, a
-    Prefect table, and the headline rows printed."""
     rows = leaderboard_rows(wh, benchmark, models)
+    dataset = evaluation_dataset(wh, benchmark, run.experiment_id)
+    if dataset is not None:
+        mlflow.log_input(dataset, context="evaluation")
+    since = wh.scalar("SELECT started_at FROM runs WHERE run_id = ?", [run.run_id])
     for model in models:
-        _log_model_run(wh, benchmark, model, [r for r in rows if r["model"] == model])
+        with mlflow.start_run(run_name=f"{benchmark}-{model}", nested=True):
+            log_model_evaluation(wh, benchmark, model, [r for r in rows if r["model"] == model], dataset, sample,
+                                 since, tracking_uri(wh.home))
     _log_agreement(wh, benchmark)
     headline = [r for r in rows if r["lang"] == "all" and r["subset"] == "all" and r["metric"] in HEADLINE.values()]
     if headline:
@@ -102,42 +100,6 @@ def _counts(row: dict[str, Any]) -> str:
     return ", ".join(f"{name} {'-' if row[name] is None else row[name]}" for name in COUNT_COLUMNS)
 
 
-def _log_model_run(wh: Warehouse, benchmark: str, model: str, rows: list[dict[str, Any]]) -> None:
-    import mlflow
-    import pandas as pd
-
-    judges = sorted({judge for r in rows for judge in r["judges"]})
-    with mlflow.start_run(run_name=f"{benchmark}-{model}", nested=True):
-        mlflow.set_tags({"babelbench.benchmark": benchmark, "babelbench.model": model})
-        mlflow.log_params({"model": model, "judges": ",".join(judges) or "-", "code_version": code_version(),
-                           "failed_responses": failed_responses(wh, benchmark, model) or "none",
-                           **{f"template.{name}": template_hash(name)[:12] for name in TEMPLATES},
-                           **{f"template.{kind.template}": template_hash(kind.template)[:12] for kind in KINDS.values()}})
-        metrics = {}
-        for r in rows:
-            slice_ = f"{r['setting']}.{r['lang']}.{r['subset']}"
-            metrics |= {mlflow_name(f"{name}.{slice_}"): float(r[name]) for name in COUNT_COLUMNS if r[name] is not None}
-            if r["value"] is None:
-                continue
-            base = mlflow_name(f"{r['metric']}.{slice_}")
-            metrics[base] = r["value"]
-            if r["ci_low"] is not None:
-                metrics[f"{base}.ci_low"], metrics[f"{base}.ci_high"] = r["ci_low"], r["ci_high"]
-        mlflow.log_metrics(metrics)
-        figure = _per_language_figure(rows)
-        if figure is not None:
-            import matplotlib.pyplot as plt
-
-            mlflow.log_figure(figure, "per_language.png")
-            plt.close(figure)  # pyplot keeps every figure until closed: a long-lived worker would pile them up
-        items = wh.query_dicts(
-            "SELECT r.instance_id, r.setting, r.lang, r.status, r.answer, r.citations,"
-            " list(j.judge || '=' || coalesce(j.verdict, j.status) ORDER BY j.judge) FILTER (j.judge IS NOT NULL) AS verdicts"
-            " FROM responses r LEFT JOIN judgements j USING (benchmark, instance_id, model)"
-            " WHERE r.benchmark = ? AND r.model = ? GROUP BY ALL ORDER BY r.instance_id", [benchmark, model])
-        mlflow.log_table(pd.DataFrame(items), "per_item.json")
-
-
 def _log_agreement(wh: Warehouse, benchmark: str) -> None:
     """The benchmark's judge agreement, as `babelbench judges agreement` prints it, as a table of the active run,
     and each pair's κ over all languages as a metric ``kappa.<kind>.<judge> vs <judge>`` while pairs are few."""
@@ -152,27 +114,3 @@ def _log_agreement(wh: Warehouse, benchmark: str) -> None:
     if len(pairs) <= MAX_KAPPA_METRICS:
         mlflow.log_metrics({mlflow_name(f"kappa.{r['kind']}.{' vs '.join(r['judges'])}"): r["kappa"]
                             for r in pairs if r["kappa"] is not None})
-
-
-def _per_language_figure(rows: list[dict[str, Any]]):  # noqa: ANN202 (a matplotlib Figure, or None)
-    """The headline metric per question language and setting, with its interval."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    shown = [r for r in rows if r["lang"] != "all" and r["subset"] == "all" and r["metric"] in HEADLINE.values()
-             and r["value"] is not None]
-    if not shown:
-        return None
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(shown) + 2), 3.5))
-    labels = [f"{r['setting']}\n{r['lang']}" for r in shown]
-    values = [r["value"] for r in shown]
-    errors = [[r["value"] - (r["ci_low"] if r["ci_low"] is not None else r["value"]) for r in shown],
-              [(r["ci_high"] if r["ci_high"] is not None else r["value"]) - r["value"] for r in shown]]
-    ax.bar(range(len(shown)), values, yerr=errors, capsize=3)
-    ax.set_xticks(range(len(shown)), labels, fontsize=7)
-    ax.set_ylabel(shown[0]["metric"])
-    ax.set_title("per question language, 95% intervals")
-    fig.tight_layout()
-    return fig

@@ -157,7 +157,7 @@ def test_an_unknown_llm_backend_is_refused_when_the_registry_entry_is_read() -> 
 
 def test_a_plugin_missing_a_method_is_refused_at_registration() -> None:
     kind = _kind()
-    with pytest.raises(ConfigError, match=rf"widget 'wheel' \(tests.core.test_plugins:Wheel\) does not implement Widget:"
+    with pytest.raises(ConfigError, match=r"widget 'wheel' \(tests.core.test_plugins:Wheel\) does not implement Widget:"
                                           r" it has no spin\(\)"):
         register(kind.name, "wheel")(Wheel)
     with pytest.raises(ConfigError, match="unknown widget 'wheel'"):

@@ -4,26 +4,20 @@ where it goes — the MLflow run of the benchmark's latest completed evaluation,
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
+from deployments.screenshots import CHROMIUM_FLAGS
 from tasks.arena.report import evaluation_run
 from tasks.stages.reporting import artifact_key
 from tasks.warehouse.db import Warehouse
-
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
+from tests.support.browser import chromium
 
 
 def _rendered_dom(page: Path, profile: Path) -> str:
     """The DOM headless Chromium (Debian's ``chromium``) built from a local page: a fresh profile, and no background
-    service that would reach the network.  Without Chromium the test is skipped, saying how to install it."""
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    if binary is None:
-        pytest.skip("no chromium on this machine (Debian: apt-get install chromium): the rendered DOM is not checked")
+    service that would reach the network (:func:`tests.support.browser.chromium`: skipped, saying why, without Chromium)."""
+    binary = chromium()
     profile.mkdir(parents=True)
     return subprocess.run([binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
                           capture_output=True, text=True, timeout=120, check=True).stdout

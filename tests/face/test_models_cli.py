@@ -94,7 +94,7 @@ def test_without_a_prefect_api_the_edit_waits_for_the_next_load_that_has_one(
         offline.setattr("tasks.prefect_api.configured_api_url", lambda: None)
         result = _run(home, *ADD)
         assert result.exit_code == 0, result.output
-        assert "not announced yet: babelbench.model.added for 'served'" in result.output
+        assert result.output == f"added 'served' to {home / 'models.yaml'}\n"  # nothing to do: nothing said
         load_registry(home=home)
     assert sent() == []
     load_registry(home=home)  # now with an API
@@ -103,8 +103,8 @@ def test_without_a_prefect_api_the_edit_waits_for_the_next_load_that_has_one(
 
 def test_an_api_that_refuses_the_event_leaves_it_to_the_next_load(
         home: Path, sent: Sent, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Nothing listens at the configured address: the add still succeeds, says the event was not announced, and
-    the next load that reaches an API announces it once."""
+    """Nothing listens at the configured address: the add still succeeds, says the event was not announced and
+    what to check, and the next load that reaches an API announces it once."""
     from prefect.events.clients import PrefectEventsClient
 
     with monkeypatch.context() as refusing:
@@ -112,7 +112,8 @@ def test_an_api_that_refuses_the_event_leaves_it_to_the_next_load(
                          lambda **kw: PrefectEventsClient(api_url="http://127.0.0.1:9/api", **kw))
         result = _run(home, *ADD)
         assert result.exit_code == 0, result.output
-        assert "not announced yet: babelbench.model.added for 'served'" in result.output
+        assert ("not announced: the Prefect API at http://127.0.0.1:1/api did not take babelbench.model.added for"
+                " 'served'; check that it runs") in result.output
     assert sent() == []
     load_registry(home=home)
     assert [(e["event"], e["resource"]["prefect.resource.name"]) for e in sent()] == [("babelbench.model.added", "served")]

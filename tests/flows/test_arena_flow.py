@@ -173,7 +173,7 @@ def test_the_cost_of_judging_every_language_is_shown_before_the_first_call(arena
     with Warehouse(arena_home) as wh:
         first_run = wh.scalar("SELECT mlflow_run_id FROM runs WHERE flow = 'arena' ORDER BY started_at LIMIT 1")
     mlflow.set_tracking_uri(tracking_uri(arena_home))
-    assert mlflow.get_run(first_run).data.metrics["estimate.judge_usd"] == pytest.approx(usd, rel=1e-12)
+    assert float(mlflow.get_run(first_run).data.tags["babelbench.estimate.judge_usd"]) == pytest.approx(usd, abs=1e-6)
 
 
 def test_an_estimate_over_the_budget_says_so() -> None:
@@ -220,3 +220,47 @@ def test_the_report_is_one_self_contained_file_that_a_browser_renders(arena_home
     # three judged systems: no validation to show, and the page says why instead of an R² or a "most important feature"
     assert "Not validated: validation needs at least 5 systems with finite ratings; this run has 3" in dom
     assert "R²" not in dom and "Most important feature" not in dom and "data-ablation" not in dom
+
+
+def _table(text: str, header: str) -> list[list[str]]:
+    """The rows of the table under the line starting with ``header`` (cells split on runs of 2+ spaces)."""
+    lines = text.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        rows.append(re.split(r"\s{2,}", line.strip()))
+    return rows
+
+
+def test_the_arena_command_ends_with_its_ratings_and_the_leaderboard_shows_them(arena_home: Path) -> None:
+    """Two systems on the five English questions, both orders each: the judge prefers s1 except on question 4, and
+    s3 has no answer on question 2 (a forfeit in both orders). s1 wins 2 x 3 judged + 2 forfeited = 8 battles, s3
+    the 2 of question 4: 10 battles, and the Bradley–Terry logits (mean zero) are ±ln(8/2)/2 = ±ln 2 = ±0.693."""
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    with Warehouse(arena_home) as wh, wh.transaction() as cur:
+        cur.execute("UPDATE responses SET status = 'call_failed', answer = NULL WHERE instance_id = '2|rag|en'"
+                    " AND model = 's3'")
+    result = CliRunner().invoke(app, ["--home", str(arena_home), "arena", "--benchmark", "m", "--models", "s1,s3",
+                                      "--judge", "judge", "--langs", "en", "--queries-per-lang", "5"])
+    assert result.exit_code == 0, result.output
+    assert "arena ratings of m, judge judge: Bradley–Terry logits (mean zero) with 95% intervals, ties drop" \
+        in result.output
+    rows = _table(result.output, "rank  model")
+    assert [row[:3] for row in rows] == [["1", "s1", "+0.693"], ["2", "s3", "-0.693"]]
+    assert [row[5:7] for row in rows] == [["0", "10"], ["1", "10"]]  # forfeits, battles
+    for row in rows:  # each interval holds its rating; the rank interval lies within 1..2
+        low, high = (float(end.replace("−∞", "-inf").replace("+∞", "inf")) for end in row[3].strip("[]").split(", "))
+        assert low <= float(row[2]) <= high and re.fullmatch(r"[12](–[12])?", row[4])
+
+    board = CliRunner().invoke(app, ["--home", str(arena_home), "leaderboard", "--benchmark", "m"])
+    assert board.exit_code == 0, board.output  # no evaluation, only the arena: its ratings, not "run eval first"
+    assert _table(board.output, "rank  model") == rows
+    as_json = CliRunner().invoke(app, ["--home", str(arena_home), "leaderboard", "--benchmark", "m", "--format", "json"])
+    assert as_json.exit_code == 0, as_json.output
+    assert {(r["model"], round(r["rating"], 3), r["failed_queries"]) for r in json.loads(as_json.output)} == {
+        ("s1", 0.693, 0), ("s3", -0.693, 1)}

@@ -286,9 +286,15 @@ def test_bm25_evaluation_is_recomputable_from_the_warehouse_and_logged(corpus_ho
     assert len({(s, t) for s, t, _ in by_key}) == len(LANGS) * (len(LANGS) - 1) + 1  # directions + the mean
     mlflow.set_tracking_uri(tracking_uri(corpus_home))
     run = mlflow.get_run(mlflow_run_id)
-    assert run.data.metrics["ndcg_at_10.en-de"] == pytest.approx(stored)
+    # the run charts the metrics pooled over directions, with their intervals; each direction is a table row
+    metrics = ("ndcg_at_1", "ndcg_at_5", "ndcg_at_10", "ndcg_at_10_no6", "mrr_self", "recall_at_100")
+    assert set(run.data.metrics) == {f"{m}{bound}" for m in metrics for bound in ("", "/ci_low", "/ci_high")}
+    assert run.data.metrics["ndcg_at_10"] == pytest.approx(by_key[("all", "all", "ndcg@10")]["value"])
+    directions = mlflow.load_table("directions.json", run_ids=[mlflow_run_id])
+    assert directions[directions["direction"] == "en>de"].iloc[0]["ndcg@10"] == pytest.approx(stored, abs=5e-5)
+    assert len(directions) == len(LANGS) * (len(LANGS) - 1) + 1
     artifacts = {a.path for a in mlflow.artifacts.list_artifacts(run_id=mlflow_run_id)}
-    assert {"ndcg10_heatmap.png", "per_query.json"} <= artifacts
+    assert {"ndcg10_heatmap.png", "per_query.json", "directions.json"} <= artifacts
 
 
 def test_dense_ranker_and_cross_encoder_rerank_run_offline(corpus_home: Path, built: list[dict], tmp_path: Path) -> None:

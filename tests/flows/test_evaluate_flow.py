@@ -131,34 +131,138 @@ def test_an_evaluation_scores_each_model_by_the_protocol_and_a_rerun_is_free(eva
     assert _board(eval_home)[("good", "all", "overall_success")] == (75.0, 4)  # two judges who agree
 
 
-def test_each_model_evaluation_is_an_mlflow_run_nested_under_the_evaluation(eval_home: Path) -> None:
+def _runs(home: Path) -> tuple[list, dict]:
+    """The evaluation experiment's parent runs, and its model runs by model (the latest of each)."""
     import mlflow
 
+    mlflow.set_tracking_uri(f"sqlite:///{home / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["babelbench-evaluate"], output_format="list", order_by=["start_time"])
+    return ([r for r in runs if "mlflow.parentRunId" not in r.data.tags],
+            {r.data.tags["babelbench.model"]: r for r in runs if "mlflow.parentRunId" in r.data.tags})
+
+
+def _traces(run) -> dict[str, object]:  # noqa: ANN001 - an MLflow Run
+    """The traces of a model run, by instance id."""
+    import mlflow
+
+    found = mlflow.search_traces(locations=[run.info.experiment_id], run_id=run.info.run_id, return_type="list")
+    return {trace.info.tags["babelbench.instance_id"]: trace for trace in found}
+
+
+def _assessments(trace) -> dict[str, object]:  # noqa: ANN001 - an MLflow Trace
+    return {a.name: a for a in trace.info.assessments}
+
+
+def test_each_model_evaluation_is_an_mlflow_evaluation_run_with_traces_a_dataset_and_prompts(eval_home: Path) -> None:
+    import hashlib
+
+    import mlflow
+    from mlflow import MlflowClient
+    from mlflow.genai.datasets import get_dataset
+
     evaluate_flow(EvaluateParams(benchmark="e", models=["good", "weak"], judges=["judge"], home=str(eval_home)))
-    mlflow.set_tracking_uri(f"sqlite:///{eval_home / 'mlflow.db'}")
-    runs = mlflow.search_runs(experiment_names=["babelbench-evaluate"], output_format="list")
-    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
-    children = {r.data.tags["babelbench.model"]: r for r in runs if "mlflow.parentRunId" in r.data.tags}
+    parents, children = _runs(eval_home)
     assert len(parents) == 1 and set(children) == {"good", "weak"}
-    good = children["good"]
+    good, weak = children["good"], children["weak"]
     assert good.data.tags["mlflow.parentRunId"] == parents[0].info.run_id
-    assert good.data.params["judges"] == "judge" and re.fullmatch(r"[0-9a-f]{12}", good.data.params["template.answer_closed_book"])
-    assert good.data.metrics["overall_success.closed_book.all.all"] == 75.0
-    assert good.data.metrics["overall_success.closed_book.all.all.ci_low"] <= 75.0
-    # what the value stands on: 6 responses of good answered, none failed, every verdict given
-    assert (good.data.metrics["answered.closed_book.all.all"], good.data.metrics["failed.closed_book.all.all"],
-            good.data.metrics["judge_failed.closed_book.all.all"]) == (6.0, 0.0, 0.0)
-    assert good.data.params["failed_responses"] == "none"
+    assert good.data.tags["mlflow.runType"] == "genai_evaluate"
+    assert good.data.params["judges"] == "judge" and good.data.params["failed_responses"] == "none"
+    # metrics: the headline (overall success over all languages, 75%, see above) and its interval, nothing else
+    assert set(good.data.metrics) == {"overall_success/closed_book", "overall_success/closed_book/ci_low",
+                                      "overall_success/closed_book/ci_high"}
+    assert good.data.metrics["overall_success/closed_book"] == 75.0
+    assert good.data.metrics["overall_success/closed_book/ci_low"] <= 75.0 <= good.data.metrics[
+        "overall_success/closed_book/ci_high"]
+    table = mlflow.load_table("leaderboard.json", run_ids=[good.info.run_id])
+    french = table[(table["lang"] == "fr") & (table["subset"] == "all") & (table["metric"] == "overall_success")]
+    # good in French: de:1→fr wrong (1871), en:2→fr right; it stands on 4 answers, each pair's source-language one
+    # (de:1 in de, en:2 in en) and its French one, none failed
+    assert (french.iloc[0]["value"], french.iloc[0]["answered"], french.iloc[0]["failed"]) == (50.0, 4, 0)
+
+    # the benchmark as an evaluation dataset, the input of both runs: its 6 instances with their facts
+    [good_input] = good.inputs.dataset_inputs
+    assert re.fullmatch(r"e@[0-9a-f]{12}", good_input.dataset.name)
+    assert [i.dataset.name for i in weak.inputs.dataset_inputs] == [good_input.dataset.name]
+    [dataset] = [d for d in mlflow.genai.datasets.search_datasets(filter_string=f'name = "{good_input.dataset.name}"')]
+    records = get_dataset(dataset_id=dataset.dataset_id).to_df()
+    by_id = {row["inputs"]["instance_id"]: row for _, row in records.iterrows()}
+    assert len(by_id) == 6 and by_id["de:1:closed_book:fr"]["expectations"] == {"expected_response": "1891"}
+    assert by_id["en:2:closed_book:de"]["inputs"]["question"] == "Wer schrieb Die Tochter des Fährmanns?"
+
+    # the templates each run used, registered once and linked; a version's tag is the sha256 of the file
+    linked = json.loads(good.data.tags["mlflow.linkedPrompts"])
+    assert {p["name"] for p in linked} == {"babelbench.answer_closed_book", "babelbench.judge_support"}
+    client = MlflowClient()
+    template = Path(__file__).resolve().parents[2] / "tasks" / "llm" / "templates" / "answer_closed_book.j2"
+    [version] = client.search_prompt_versions("babelbench.answer_closed_book")
+    assert version.tags["babelbench.template_hash"] == hashlib.sha256(template.read_bytes()).hexdigest()
+    assert version.template == template.read_text(encoding="utf-8")
+
+    # every response is a trace (2 per language, under the sample of 30), its verdicts and gold on it
+    traces = _traces(good)
+    assert good.data.tags["babelbench.traces.written"] == "6" and len(traces) == 6
+    wrong = mlflow.get_trace(traces["de:1:closed_book:fr"].info.trace_id)
+    assert [(s.name, s.span_type) for s in wrong.data.spans] == [
+        ("de:1:closed_book:fr", "CHAIN"), ("openai:good-model", "CHAT_MODEL"), ("read answer", "PARSER")]
+    root, call, read = wrong.data.spans
+    assert root.inputs == {"question": "Quand le pont de la Velna a-t-il ouvert ?", "lang": "fr",
+                           "setting": "closed_book", "documents": []}
+    assert root.outputs == {"answer": "1871"} and read.outputs["abstained"] is False
+    assert call.attributes["cache_hit"] is False and call.attributes["backend"] == "openai"
+    assert "Quand le pont de la Velna a-t-il ouvert ?" in json.dumps(call.inputs, ensure_ascii=False)
+    given = _assessments(wrong)
+    assert (given["support"].value, given["support"].source.source_type, given["support"].source.source_id) == (
+        False, "LLM_JUDGE", "judge")
+    assert given["expected_response"].value == "1891"
+    # "1871" has no letters: its language cannot be told, so the rule gives no verdict and says why
+    assert given["in_question_language"].value is None
+    assert given["in_question_language"].error.error_code == "unchecked"
+    # the right English answer is the gold itself: in the question's language by the rule
+    assert _assessments(traces["en:2:closed_book:en"])["in_question_language"].value is True
+
+    # weak abstains: read as an abstention, a "no" decided without asking the judge, and the reason says so
+    refusal = mlflow.get_trace(_traces(weak)["en:2:closed_book:en"].info.trace_id)
+    assert [s.span_type for s in refusal.data.spans] == ["CHAIN", "LLM", "PARSER"]  # a completion model
+    assert refusal.data.spans[2].outputs["abstained"] is True
+    verdict = _assessments(refusal)["support"]
+    assert verdict.value is False and verdict.rationale == "an abstention: no, without asking the judge"
+
+    # a rerun answers from the cache: its traces say so
+    evaluate_flow(EvaluateParams(benchmark="e", models=["good"], judges=["judge"], home=str(eval_home)))
+    rerun = _runs(eval_home)[1]["good"]
+    assert rerun.info.run_id != good.info.run_id
+    again = mlflow.get_trace(_traces(rerun)["de:1:closed_book:fr"].info.trace_id)
+    assert again.data.spans[1].attributes["cache_hit"] is True
+    assert [i.dataset.digest for i in rerun.inputs.dataset_inputs] == [good_input.dataset.digest]  # reused
+    assert len(client.search_prompt_versions("babelbench.answer_closed_book")) == 1  # unchanged: not registered again
+
+
+def test_no_evaluation_run_charts_stage_bookkeeping(eval_home: Path) -> None:
+    """Cell counts, rows, seconds, fingerprints and cost are tags and one table, never metrics."""
+    import mlflow
+
+    evaluate_flow(EvaluateParams(benchmark="e", models=["good", "weak"], judges=["judge"], home=str(eval_home),
+                                 traces={"traces": "none"}))
+    parents, children = _runs(eval_home)
+    [parent] = parents
+    assert parent.data.metrics == {}
+    # 2 models × 3 languages, each an inference and a judging cell, and a scoring cell per model: 6 + 6 + 2
+    assert (parent.data.tags["babelbench.cells.computed"], parent.data.tags["babelbench.cells.failed"]) == ("14", "0")
+    assert parent.data.tags["babelbench.cost.calls"] == "18"  # 6 answers of each model, 6 verdicts on good's
+    stages = mlflow.load_table("stages.json", run_ids=[parent.info.run_id])
+    assert sorted(stages["stage"].value_counts().items()) == [("inference", 6), ("judging", 6), ("scoring", 2)]
+    assert all(len(fp) == 64 for fp in stages["fingerprint"]) and (stages["seconds"] >= 0).all()
+    for run in children.values():
+        assert all(key.startswith("overall_success/") for key in run.data.metrics), run.data.metrics
+        assert run.data.tags["babelbench.traces"] == "none" and run.data.tags["babelbench.traces.written"] == "0"
 
 
 def test_the_evaluation_run_holds_its_judges_agreement(eval_home: Path) -> None:
     import mlflow
 
     evaluate_flow(EvaluateParams(benchmark="e", models=["good", "weak"], judges=["judge", "judge2"],
-                                 home=str(eval_home)))
-    mlflow.set_tracking_uri(f"sqlite:///{eval_home / 'mlflow.db'}")
-    runs = mlflow.search_runs(experiment_names=["babelbench-evaluate"], output_format="list")
-    parent = next(r for r in runs if "mlflow.parentRunId" not in r.data.tags)
+                                 home=str(eval_home), traces={"traces": "none"}))
+    [parent] = _runs(eval_home)[0]
     # the two judges answer alike: good's 5 right answers yes, its French 1871 and weak's 6 refusals no —
     # p_o = 1, p_e = (5/12)² + (7/12)² < 1, so κ = 1
     assert parent.data.metrics["kappa.support.judge vs judge2"] == 1.0
@@ -264,6 +368,14 @@ def test_a_model_whose_endpoint_is_down_gets_no_credit_and_the_leaderboard_and_e
     assert "n/a" in table.output
     csv_out = CliRunner().invoke(app, ["--home", str(down_home), "leaderboard", "--benchmark", "e", "--format", "csv"])
     assert "answered,failed,judge_failed" in csv_out.output.splitlines()[0]
+    # in MLflow each of down's 6 responses is an error trace saying why, with nothing read from it
+    import mlflow
+
+    traces = _traces(_runs(down_home)[1]["down"])
+    assert len(traces) == 6 and {t.info.state.value for t in traces.values()} == {"ERROR"}
+    failed = mlflow.get_trace(traces["de:1:closed_book:fr"].info.trace_id)
+    assert failed.data.spans[0].status.description.startswith("call_failed: ")
+    assert "read answer" not in [span.name for span in failed.data.spans]
 
 
 def test_a_failed_verdict_is_counted_and_incorrect_unless_the_user_excludes_it(eval_home: Path,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tasks.distractors.config import DistractorConfig
 from tasks.errors import ConfigError
 from tasks.placement import (
     BATCH_SIZE_ENV,
@@ -21,8 +22,10 @@ from tasks.placement import (
     placement_params,
     resolve,
 )
+from tasks.qa.xrag_config import XragConfig
 from tasks.rankers.base import make_ranker
 from tasks.rankers.dense import DenseRanker
+from tasks.stage import ReadFields
 
 torch = pytest.importorskip("torch")
 NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without CUDA")
@@ -166,3 +169,20 @@ def test_clir_eval_with_an_absent_device_stops_with_one_error_line(tmp_path: Pat
     errors = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("error:")]
     assert done.returncode == 2 and len(errors) == 1, done.stdout + done.stderr
     assert "device cuda was asked for" in errors[0] and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("config_type", [XragConfig, DistractorConfig], ids=lambda t: t.__name__)
+def test_where_a_stage_runs_never_enters_what_it_read(config_type: type) -> None:
+    # moving a stage to a GPU must not recompute it: the device field is left out of the read fields
+    # (it was an environment variable outside every fingerprint before it became a typed field)
+    names = tuple(config_type.model_fields)
+    on_cpu = ReadFields.of(config_type(device=DeviceConfig(device="cpu")), *names).fingerprint_fields()
+    on_gpu = ReadFields.of(config_type(device=DeviceConfig(device="cuda", precision="fp16", batch_size=8)),
+                           *names).fingerprint_fields()
+    assert "device" not in on_cpu
+    assert on_cpu == on_gpu
+    # every other field still counts
+    other = next(name for name in names if name != "device" and isinstance(on_cpu.get(name), int | float)
+                 and not isinstance(on_cpu.get(name), bool))
+    changed = config_type(**{other: on_cpu[other] + 1})
+    assert ReadFields.of(changed, *names).fingerprint_fields() != on_cpu

@@ -75,3 +75,14 @@ def test_chosen_languages_keep_only_their_questions_and_targets(tmp_path: Path) 
             import_dataset(wh, "eclektic", source, "other", ["ko"])
     assert langs == [("q1", "de"), ("q1", "en")]  # q2's source, ja, was not chosen
     assert "1 questions from languages not chosen left out" in ref.message
+
+
+def test_a_language_without_any_translation_is_not_listed_among_the_imported(tmp_path: Path) -> None:
+    """The file has German keys, all empty: no German instance, so German is not a language of the benchmark, and
+    the message names it as the chosen language that got nothing."""
+    source = _file(tmp_path, _line(2, "ja", TARSK))
+    with Warehouse(tmp_path / "home") as wh:
+        ref = import_dataset(wh, "eclektic", source, "ecl", None)
+        assert wh.query("SELECT langs FROM qa_benchmarks") == [(["en", "ja"],)]
+        assert wh.query("SELECT DISTINCT lang FROM instances ORDER BY 1") == [("en",), ("ja",)]
+    assert "instances in en, ja (nothing in de)" in ref.message

@@ -106,3 +106,24 @@ def test_the_same_english_question_over_other_articles_is_another_instance(tmp_p
     with Warehouse(tmp_path / "home") as wh:
         import_dataset(wh, "xrag", source, "x", ["en"])
         assert wh.query("SELECT item_id FROM instances ORDER BY ALL") == [("1-de",), ("1-es",)]
+
+
+@pytest.mark.usefixtures("prefect_api")
+def test_the_import_command_lists_only_the_languages_it_created(tmp_path: Path) -> None:
+    """Multilingual-retrieval lines carry an English version too, but XRAG asks it only in monolingual retrieval: no
+    English instance is made, so English is neither listed nor recorded, and cannot be chosen."""
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    source = _file(tmp_path, _line(1, "zh", [CHINESE_ARTICLE, *ENGLISH_ARTICLES[1:]]),
+                   _line(2, "de", ENGLISH_ARTICLES, setting="multilingual"))
+    home = tmp_path / "home"
+    result = CliRunner().invoke(app, ["--home", str(home), "import", "xrag", "--source", str(source)])
+    assert result.exit_code == 0, result.output
+    assert "2 questions (2 multilingual_retrieval), 2 instances in de, zh" in result.output
+    with Warehouse(home, read_only=True) as wh:
+        assert wh.query("SELECT langs FROM qa_benchmarks WHERE benchmark = 'xrag'") == [(["de", "zh"],)]
+    english = CliRunner().invoke(app, ["--home", str(home), "import", "xrag", "--source", str(source), "--langs", "en"])
+    assert english.exit_code == 1 and "en cannot be imported (the source has no data in it); available: de, zh" \
+        in english.output

@@ -18,7 +18,6 @@ from tasks.warehouse.db import Warehouse
 from tests.support.warehouse_docs import ingest_dump
 
 
-
 def _text(title: str) -> str:
     """Over 200 characters (the length rule), and sharing no word with another article's (no near duplicates)."""
     return " ".join(f"{title}{i}" for i in range(40))

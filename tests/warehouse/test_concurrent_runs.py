@@ -18,10 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from flows.corpus import CorpusParams, corpus_flow
+from tasks.prefect_server import StatePaths
 from tasks.processes import child_dies_with_us
 from tasks.sample.mirror import build_sample_mirror, cirrus_name
 from tasks.tracking import mark_crashed_runs
@@ -191,56 +191,43 @@ def test_a_run_of_another_live_process_is_not_marked_crashed(home: Path) -> None
         other.wait()
 
 
-def test_two_clis_on_a_fresh_machine_each_start_their_own_prefect_api_and_both_finish(tmp_path: Path) -> None:
-    """No Prefect API configured and a Prefect home that does not exist yet: each CLI starts a private server on
-    the same new Prefect database (both create and migrate it at once); both runs finish, both are recorded in
-    that database, and neither server outlives its CLI."""
+def test_two_clis_on_a_fresh_machine_share_one_local_prefect_api_and_both_finish(tmp_path: Path) -> None:
+    """No Prefect API configured and a Prefect home that does not exist yet: the two CLIs, started together, choose
+    the local API one at a time, so one starts it (creating Prefect's database) and the other uses it; both runs
+    finish, both are recorded in that database, and the server stops when asked."""
     mirror = build_sample_mirror(tmp_path / "mirror")
     home, prefect_home = tmp_path / "home", tmp_path / "fresh-prefect-home"
     env = {k: v for k, v in _env().items() if k != "PREFECT_API_URL"} | {"PREFECT_HOME": str(prefect_home)}
-    with LoopbackServer(root=mirror.root, lifetime=900) as server:
-        for wiki in ("enwiki", "frwiki"):  # both runs are surely mid-flow together
-            server.stall(f"/other/cirrussearch/{mirror.date}/{cirrus_name(wiki, mirror.date)}", 4)
-        runs = [_cli(home, env, "corpus", "ingest", "--lang", lang, "--source", server.base_url)
-                for lang in ("en", "fr")]
-        servers = _private_servers(runs)
-        results = [_finish(run) for run in runs]
-    for code, out, err in results:
-        assert code == 0, f"exit {code}\n{out[-3000:]}\n{err[-3000:]}"
-    assert len(servers) == 2  # one private server each
-    for server_process in servers:
-        assert not server_process.is_running() or server_process.status() == psutil.STATUS_ZOMBIE
-    with Warehouse(home, read_only=True) as wh:
-        assert sorted(wh.query("SELECT status, count(*) FROM runs GROUP BY status")) == [("completed", 2)]
-        assert {lang for (lang,) in wh.query("SELECT DISTINCT lang FROM documents")} == {"en", "fr"}
-    flow_runs = subprocess.run([sys.executable, "-c", _COUNT_FLOW_RUNS], env=env, cwd=REPO, capture_output=True,
-                               text=True, timeout=300)
-    assert flow_runs.returncode == 0, flow_runs.stderr[-3000:]
-    assert flow_runs.stdout.split() == ["COMPLETED", "COMPLETED"]
+    paths = StatePaths.of(prefect_home)
+    try:
+        with LoopbackServer(root=mirror.root, lifetime=900) as server:
+            for wiki in ("enwiki", "frwiki"):  # both runs are surely mid-flow together
+                server.stall(f"/other/cirrussearch/{mirror.date}/{cirrus_name(wiki, mirror.date)}", 4)
+            runs = [_cli(home, env, "corpus", "ingest", "--lang", lang, "--source", server.base_url)
+                    for lang in ("en", "fr")]
+            results = [_finish(run) for run in runs]
+        for code, out, err in results:
+            assert code == 0, f"exit {code}\n{out[-3000:]}\n{err[-3000:]}"
+        assert paths.log.read_text().count("babelbench: Prefect API on") == 1  # one server started, for both
+        with Warehouse(home, read_only=True) as wh:
+            assert sorted(wh.query("SELECT status, count(*) FROM runs GROUP BY status")) == [("completed", 2)]
+            assert {lang for (lang,) in wh.query("SELECT DISTINCT lang FROM documents")} == {"en", "fr"}
+        flow_runs = subprocess.run([sys.executable, "-c", _COUNT_FLOW_RUNS], env=env, cwd=REPO, capture_output=True,
+                                   text=True, timeout=300)
+        assert flow_runs.returncode == 0, flow_runs.stderr[-3000:]
+        assert flow_runs.stdout.split() == ["COMPLETED", "COMPLETED"]
+        assert paths.log.read_text().count("babelbench: Prefect API on") == 1
+    finally:
+        subprocess.run([sys.executable, "-m", "flows.cli", "server", "stop", "--force"], env=env, cwd=REPO,
+                       capture_output=True, timeout=120)
+    assert not paths.state.exists()
 
 
-def _private_servers(clis: list[subprocess.Popen[str]]) -> list[psutil.Process]:
-    """The Prefect servers the CLI processes started (child processes serving Prefect's app), watched until each CLI
-    has one or has ended."""
-    found: dict[int, psutil.Process] = {}
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and any(cli.pid not in found and cli.poll() is None for cli in clis):
-        for cli in clis:
-            try:
-                children = psutil.Process(cli.pid).children()
-            except psutil.NoSuchProcess:
-                continue
-            found.update({cli.pid: child for child in children
-                          if "prefect.server.api.server:create_app" in " ".join(child.cmdline())})
-        time.sleep(0.2)
-    return list(found.values())
-
-
-#: the flow runs recorded in the Prefect database of PREFECT_HOME, read through a fresh private server
+#: the flow runs recorded in the Prefect database of PREFECT_HOME, read through its local API
 _COUNT_FLOW_RUNS = """
 from prefect import get_client
 from prefect.utilities.asyncutils import run_coro_as_sync
-from tasks.prefect_api import ensure_api, stop_api
+from tasks.prefect_api import ensure_api
 
 ensure_api()
 
@@ -249,5 +236,4 @@ async def states():
         return sorted(run.state.type.value for run in await client.read_flow_runs())
 
 print(*run_coro_as_sync(states()))
-stop_api()
 """
