@@ -21,19 +21,16 @@ command exits 1.  Nothing here is needed to run babelbench; it documents it.
 
 from __future__ import annotations
 
-import argparse
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from deployments.screenshots import Browser, Shots, log, wait_http
+from deployments.screenshots import Browser, Shots, log, scratch_folder, screenshot_options, wait_http
 from tasks.processes import child_dies_with_us, free_loopback_port, stop_process
 
 REPO = Path(__file__).resolve().parents[1]
@@ -139,16 +136,8 @@ def open_assessments(browser: Browser, timeout: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--out", type=Path, default=REPO / "docs" / "img", help="Folder for the PNG files.")
-    parser.add_argument("--chromium", help="The Chromium executable.",
-                        default=shutil.which("chromium") or shutil.which("chromium-browser") or "chromium")
-    parser.add_argument("--timeout", type=float, default=300.0, help="Seconds to wait for the MLflow server.")
-    parser.add_argument("--page-timeout", type=float, default=90.0, help="Seconds to wait for a page to render.")
-    parser.add_argument("--keep", action="store_true", help="Keep the scratch directory (logs) and say where it is.")
-    args = parser.parse_args(argv)
-    scratch = Path(tempfile.mkdtemp(prefix="babelbench-mlflow-screenshots-"))
-    try:
+    args = screenshot_options(__doc__.split("\n", 1)[0], 300.0, "Seconds to wait for the MLflow server.").parse_args(argv)
+    with scratch_folder("babelbench-mlflow-screenshots-", args.keep) as scratch:
         with mlflow_server(scratch, args.timeout) as url:
             os.environ["MLFLOW_TRACKING_URI"] = url
             os.environ["BABELBENCH_HOME"] = str(scratch / "home")
@@ -185,17 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                            then=tidy)
             finally:
                 browser.close()
-            for path in shots.written:
-                print(path)
-            if shots.failed:
-                log(f"pages that did not render: {', '.join(shots.failed)}")
-                return 1
-    finally:
-        if args.keep:
-            log(f"scratch directory kept: {scratch}")
-        else:
-            shutil.rmtree(scratch, ignore_errors=True)
-    return 0
+            return shots.report()
 
 
 if __name__ == "__main__":

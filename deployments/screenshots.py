@@ -343,6 +343,40 @@ class Shots:
         self.browser.screenshot(target, height=height)
         self.written.append(target)
 
+    def report(self) -> int:
+        """Print the pictures written; the exit status: 1 when a page did not render."""
+        for path in self.written:
+            print(path)
+        if self.failed:
+            log(f"pages that did not render: {', '.join(self.failed)}")
+            return 1
+        return 0
+
+
+def screenshot_options(description: str, timeout: float, timeout_help: str) -> argparse.ArgumentParser:
+    """The options every screenshot script takes (where the pictures go, the browser, how long to wait)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "img", help="Folder for the PNG files.")
+    parser.add_argument("--chromium", help="The Chromium executable.",
+                        default=shutil.which("chromium") or shutil.which("chromium-browser") or "chromium")
+    parser.add_argument("--timeout", type=float, default=timeout, help=timeout_help)
+    parser.add_argument("--page-timeout", type=float, default=90.0, help="Seconds to wait for a page to render.")
+    parser.add_argument("--keep", action="store_true", help="Keep the scratch directory (logs) and say where it is.")
+    return parser
+
+
+@contextmanager
+def scratch_folder(prefix: str, keep: bool) -> Iterator[Path]:
+    """A scratch directory for the servers' stores and logs, removed afterwards unless ``keep``."""
+    scratch = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield scratch
+    finally:
+        if keep:
+            log(f"scratch directory kept: {scratch}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+
 
 # The stage field is a native <select>, whose opened list is drawn by the operating system, not the page (so no
 # screenshot shows it): it is turned into a list box showing every choice, the default selected.
@@ -374,16 +408,9 @@ def open_artifacts_tab(browser: Browser, timeout: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--out", type=Path, default=REPO / "docs" / "img", help="Folder for the PNG files.")
-    parser.add_argument("--chromium", help="The Chromium executable.",
-                        default=shutil.which("chromium") or shutil.which("chromium-browser") or "chromium")
-    parser.add_argument("--timeout", type=float, default=900.0, help="Seconds to wait for a flow run or a service.")
-    parser.add_argument("--page-timeout", type=float, default=90.0, help="Seconds to wait for a page to render.")
-    parser.add_argument("--keep", action="store_true", help="Keep the scratch directory (logs) and say where it is.")
-    args = parser.parse_args(argv)
-    scratch = Path(tempfile.mkdtemp(prefix="babelbench-screenshots-"))
-    try:
+    args = screenshot_options(__doc__.split("\n", 1)[0], 900.0,
+                              "Seconds to wait for a flow run or a service.").parse_args(argv)
+    with scratch_folder("babelbench-screenshots-", args.keep) as scratch:
         with prefect_server(scratch, args.timeout) as prefect:
             register(prefect, args.timeout)  # before the worker, which would make the pool itself
             with worker(prefect, scratch):  # running while the pages are taken, so deployments show "Ready"
@@ -416,17 +443,7 @@ def main(argv: list[str] | None = None) -> int:
                            height=1340)
             finally:
                 browser.close()
-            for path in shots.written:
-                print(path)
-            if shots.failed:
-                log(f"pages that did not render: {', '.join(shots.failed)}")
-                return 1
-    finally:
-        if args.keep:
-            log(f"scratch directory kept: {scratch}")
-        else:
-            shutil.rmtree(scratch, ignore_errors=True)
-    return 0
+            return shots.report()
 
 
 if __name__ == "__main__":
