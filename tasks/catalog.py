@@ -34,7 +34,7 @@ XRAG_RELATED = Stage("xrag-related", 1, ("xrag-pairs",), ("related_pairs",), "qa
 XRAG_QUESTIONS = Stage("xrag-questions", 2, ("xrag-related",), ("qa_steps", "qa_items"), "qa-build", "{benchmark}")
 PRESCREEN = Stage("qa-prescreen", 2, ("qa-generate", "xrag-questions"), ("qa_reviews",), "qa-build", "{benchmark}")
 TRANSLATE = Stage("translate", 1, ("qa-prescreen",), ("translations",), "translate", "{benchmark}>{lang}")
-DISTRACTORS = Stage("distractors", 2, ("translate", "index"), ("distractors",), "instances", "{benchmark}")
+DISTRACTORS = Stage("distractors", 2, ("translate", "index", "appearance"), ("distractors",), "instances", "{benchmark}")
 # 3: documents carry their date
 INSTANCES = Stage("instances", 3, ("translate", "distractors"), ("instances",), "instances", "{benchmark}")
 IMPORT = Stage("import", 1, (), ("qa_benchmarks", "qa_items", "instances", "documents", "clir_qrels"), "import",

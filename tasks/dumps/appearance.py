@@ -13,7 +13,7 @@ from contextlib import suppress
 from datetime import date
 
 from tasks.errors import ConfigError
-from tasks.stage import StageOutput
+from tasks.stage import StageOutput, rows_digest
 from tasks.warehouse.db import Warehouse
 
 _DAY = re.compile(r"\d{4}-?\d{2}-?\d{2}")
@@ -54,3 +54,13 @@ def record_appearance(wh: Warehouse, lang: str, dump_date: str | None) -> StageO
     if earliest == day:
         return StageOutput(rows=articles, message=f"earliest dump: {new} articles dated on or before {day.isoformat()}")
     return StageOutput(rows=articles, message=f"{new} articles new in {day.isoformat()}")
+
+
+def appearance_digest(wh: Warehouse, langs: list[str]) -> str:
+    """What the first-appearance dates of ``langs`` are, for the fingerprint of a stage that reads them.
+
+    ``first_seen`` only gains rows and its dates only move back, so the number of sightings per language, key and
+    date changes whenever any date does; counting them costs one pass over the table instead of reading every row.
+    """
+    return rows_digest(wh, "SELECT lang, key_kind, dump_date, count(*) FROM first_seen WHERE list_contains(?, lang)"
+                           " GROUP BY ALL ORDER BY ALL", [sorted(langs)])

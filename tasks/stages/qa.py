@@ -22,6 +22,7 @@ from tasks.catalog import (
     XRAG_RELATED,
 )
 from tasks.distractors import AnswerCheck, DistractorConfig, answer_check, select_distractors
+from tasks.dumps.appearance import appearance_digest
 from tasks.index.corpus import index_path
 from tasks.instances.build import InstanceConfig, build_instances
 from tasks.llm import Budget, template_hash
@@ -181,14 +182,21 @@ def distractors_stage(home: str, cell: str, benchmark: str, config: DistractorCo
                       indexes: dict[str, StageRef], translations: dict[str, StageRef], budget: Budget,
                       force: frozenset[str], run_id: str) -> StageRef | State[StageRef]:
     """Distractor candidates for every accepted XRAG item, searched in each language's index; with an
-    ``answer_checker`` a model also vets the survivors (paid, so it spends from the run's budget)."""
+    ``answer_checker`` a model also vets the survivors (paid, so it spends from the run's budget).
+
+    A live item's distractors must have appeared before its window, so the first-appearance dates of its languages
+    are read too: ingesting an older dump later moves them back and recomputes the cell (the index alone would not
+    change once the newest dump is ingested again).  Items without a window read no dates, and their cells keep
+    their fingerprints."""
     wh = shared_warehouse(home)
     queries = distractor_queries(wh, benchmark, qc_policy)
     checking = config.answer_checker is not None
+    dated = sorted({lang for q in queries if q.before is not None for lang in q.doc_langs})
     read = ReadFields.of(config, *DistractorConfig.model_fields, backend=backend,
                          queries=digest([q.model_dump() for q in queries]),
                          template=template_hash(answer_check.TEMPLATE) if checking else None,
-                         **placement_params(config.dense_model, config.device))
+                         **placement_params(config.dense_model, config.device),
+                         **({"appearance": appearance_digest(wh, dated)} if dated else {}))
     paths = {lang: index_path(wh.home, backend, lang, ref.fingerprint) for lang, ref in indexes.items()}
     inputs = {f"index_{k}": v for k, v in indexes.items()} | translations
 
