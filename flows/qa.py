@@ -16,7 +16,15 @@ from tasks.errors import ConfigError
 from tasks.index import IndexConfig
 from tasks.instances import InstanceConfig, export_instances
 from tasks.llm import Budget
-from tasks.qa import EclekticConfig, QcConfig, XragConfig, benchmark_definition, require_qid_coverage
+from tasks.qa import (
+    EclekticConfig,
+    QcConfig,
+    XragConfig,
+    benchmark_definition,
+    live_release,
+    newest_month,
+    require_qid_coverage,
+)
 from tasks.settings import resolve_home
 from tasks.stage import StageRef, current_ref
 from tasks.stages import (
@@ -39,6 +47,7 @@ from tasks.stages import (
 from tasks.text import WikiLang
 from tasks.tracking import tracked_run
 from tasks.translate import TranslateConfig
+from tasks.warehouse import Warehouse
 
 
 class QaRunParams(BaseModel):
@@ -58,7 +67,10 @@ class QaBuildParams(QaRunParams):
     """Parameters of a QA benchmark build (a form in the Prefect UI)."""
 
     recipe: Literal["eclektic", "xrag"]
-    benchmark: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+$", description="Benchmark name; the recipe's name if empty.")
+    benchmark: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+$",
+                                  description="Benchmark name; the recipe's name if empty (live: <recipe>-live-YYYY-MM).")
+    live: bool = Field(False, description="This month's live release: only the articles new in the latest ingested "
+                                          "dump (since the dump before it), a window resolved when the run starts.")
     langs: list[WikiLang] = Field(min_length=2, description="Languages of the benchmark.")
     generator: str = Field("local", description="Registry name of the model that writes the items.")
     judge: str | None = Field(None, description="Registry name of the QC pre-screen model; the generator if empty.")
@@ -71,7 +83,10 @@ class QaBuildParams(QaRunParams):
 
     @model_validator(mode="after")
     def _name(self) -> QaBuildParams:
-        if self.benchmark is None:
+        if self.live and (self.eclektic.window or self.xrag.window):
+            raise ValueError("live takes its window from the ingested dumps: leave eclektic.window and xrag.window "
+                             "empty, or turn live off")
+        if self.benchmark is None and not self.live:  # a live build is named by its month once the window is known
             object.__setattr__(self, "benchmark", self.recipe)
         if self.recipe == "xrag" and self.xrag.pivot not in self.langs:
             raise ValueError(f"XRAG: the pivot language {self.xrag.pivot!r} must be one of the languages {self.langs}")
@@ -83,6 +98,17 @@ class QaBuildParams(QaRunParams):
 
 
 Cells = tuple[dict[str, dict], dict[str, PrefectFuture]]
+
+
+def _this_month(wh: Warehouse, params: QaBuildParams) -> QaBuildParams:
+    """A live build as the literal window and name it resolves to now, so the run, the benchmark's definition and
+    every item record those, and a rerun of its stages rebuilds the same month."""
+    if not params.live:
+        return params
+    name, window = live_release(wh, params.recipe, params.langs, params.benchmark)
+    print(f"live build {name}: the articles new in the window {window}")
+    config = getattr(params, params.recipe).model_copy(update={"window": window})
+    return params.model_copy(update={"live": False, "benchmark": name, params.recipe: config})
 
 
 def _eclektic_cells(home: str, params: QaBuildParams, corpus: dict[str, StageRef], force: frozenset[str],
@@ -117,20 +143,22 @@ def _xrag_cells(home: str, params: QaBuildParams, corpus: dict[str, StageRef], f
 def qa_build_flow(params: QaBuildParams) -> list[dict]:
     """Generate a benchmark's QA items with their parse status, then pre-screen them."""
     home, force = params.home_dir(), params.forced_stages()
-    with flow_session(home) as wh, tracked_run(wh, "qa-build", params, flow_run.get_id()) as run:
-        if params.recipe == "eclektic":
-            require_qid_coverage(wh, params.name, params.langs)  # one clear line before anything is written
-        register_benchmark(wh, params.name, params.recipe, params.langs, params.generator,
-                           params.model_dump(mode="json", exclude={"home", "force"}))
-        corpus = corpus_refs(wh, params.langs)
-        if params.recipe == "eclektic":
-            futures, items = _eclektic_cells(home, params, corpus, force, run.run_id)
-        else:
-            futures, items = _xrag_cells(home, params, corpus, force, run.run_id)
-        judge = (params.judge or params.generator) if params.prescreen else None  # the rule checks always run
-        futures.setdefault(params.name, {})["qa-prescreen"] = prescreen_stage.submit(
-            home, params.name, params.name, judge, params.qc, items, params.budget, force, run.run_id)
-        return finish_run(run, "qa-build", collect_outcomes(futures), home)
+    with flow_session(home) as wh:
+        params = _this_month(wh, params)
+        with tracked_run(wh, "qa-build", params, flow_run.get_id()) as run:
+            if params.recipe == "eclektic":
+                require_qid_coverage(wh, params.name, params.langs)  # one clear line before anything is written
+            register_benchmark(wh, params.name, params.recipe, params.langs, params.generator,
+                               params.model_dump(mode="json", exclude={"home", "force"}))
+            corpus = corpus_refs(wh, params.langs)
+            if params.recipe == "eclektic":
+                futures, items = _eclektic_cells(home, params, corpus, force, run.run_id)
+            else:
+                futures, items = _xrag_cells(home, params, corpus, force, run.run_id)
+            judge = (params.judge or params.generator) if params.prescreen else None  # the rule checks always run
+            futures.setdefault(params.name, {})["qa-prescreen"] = prescreen_stage.submit(
+                home, params.name, params.name, judge, params.qc, items, params.budget, force, run.run_id)
+            return finish_run(run, "qa-build", collect_outcomes(futures), home)
 
 
 class TranslateParams(QaRunParams):
@@ -161,6 +189,8 @@ class InstancesParams(QaRunParams):
     """Parameters of instance assembly (a form in the Prefect UI)."""
 
     benchmark: str
+    live: bool = Field(False, description="`benchmark` names a live family (xrag-live): assemble its newest month, "
+                                          "as the monthly chain does after qa-build.")
     instances: InstanceConfig = Field(default_factory=InstanceConfig)
     distractors: DistractorConfig = Field(default_factory=DistractorConfig)
     backend: str = Field("tantivy", description="Index backend of the BM25 distractor candidates.")
@@ -172,31 +202,34 @@ class InstancesParams(QaRunParams):
 def instances_flow(params: InstancesParams) -> list[dict]:
     """Distractors (XRAG), then every setting's instances, exported as JSON Lines."""
     home, force = params.home_dir(), params.forced_stages()
-    with flow_session(home) as wh, tracked_run(wh, "instances", params, flow_run.get_id()) as run:
-        recipe, langs = benchmark_definition(wh, params.benchmark)
-        translations = {f"translate_{lang}": ref for lang in langs
-                        if (ref := current_ref(wh, "translate", f"{params.benchmark}>{lang}")) is not None}
-        inputs = dict(translations)
-        futures: dict[str, dict] = {}
-        if recipe == "xrag":
-            indexes = {}
-            for lang in langs:
-                documents = current_ref(wh, "documents", lang)
-                if documents is None:
-                    raise ConfigError(f"{lang}: no documents in the warehouse; run `babelbench corpus ingest --lang {lang}`")
-                indexes[lang] = index_stage.submit(home, lang, documents, params.backend, IndexConfig(), force, run.run_id)
-                futures[lang] = {"index": indexes[lang]}
-            distractors = distractors_stage.submit(
-                home, params.benchmark, params.benchmark, params.distractors, params.instances.qc_policy,
-                params.backend, indexes, translations, params.budget, force, run.run_id)
-            futures[params.benchmark] = {"distractors": distractors}
-            inputs["distractors"] = distractors
-        instances = instances_stage.submit(home, params.benchmark, params.benchmark, params.instances, inputs, force,
-                                           run.run_id)
-        futures.setdefault(params.benchmark, {})["instances"] = instances
-        outcomes = collect_outcomes(futures)
-        if instances.state.is_completed():
-            out = Path(params.out) if params.out else Path(home) / "exports"
-            written = export_instances(wh, params.benchmark, out)
-            print(f"exported {sum(written.values())} instances to {out / params.benchmark}: {written}")
-        return finish_run(run, "instances", outcomes, home)
+    with flow_session(home) as wh:
+        if params.live:  # the run records the month it assembled, not the family
+            params = params.model_copy(update={"live": False, "benchmark": newest_month(wh, params.benchmark)})
+        with tracked_run(wh, "instances", params, flow_run.get_id()) as run:
+            recipe, langs = benchmark_definition(wh, params.benchmark)
+            translations = {f"translate_{lang}": ref for lang in langs
+                            if (ref := current_ref(wh, "translate", f"{params.benchmark}>{lang}")) is not None}
+            inputs = dict(translations)
+            futures: dict[str, dict] = {}
+            if recipe == "xrag":
+                indexes = {}
+                for lang in langs:
+                    documents = current_ref(wh, "documents", lang)
+                    if documents is None:
+                        raise ConfigError(f"{lang}: no documents in the warehouse; run `babelbench corpus ingest --lang {lang}`")
+                    indexes[lang] = index_stage.submit(home, lang, documents, params.backend, IndexConfig(), force, run.run_id)
+                    futures[lang] = {"index": indexes[lang]}
+                distractors = distractors_stage.submit(
+                    home, params.benchmark, params.benchmark, params.distractors, params.instances.qc_policy,
+                    params.backend, indexes, translations, params.budget, force, run.run_id)
+                futures[params.benchmark] = {"distractors": distractors}
+                inputs["distractors"] = distractors
+            instances = instances_stage.submit(home, params.benchmark, params.benchmark, params.instances, inputs, force,
+                                               run.run_id)
+            futures.setdefault(params.benchmark, {})["instances"] = instances
+            outcomes = collect_outcomes(futures)
+            if instances.state.is_completed():
+                out = Path(params.out) if params.out else Path(home) / "exports"
+                written = export_instances(wh, params.benchmark, out)
+                print(f"exported {sum(written.values())} instances to {out / params.benchmark}: {written}")
+            return finish_run(run, "instances", outcomes, home)

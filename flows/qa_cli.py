@@ -41,7 +41,9 @@ def qa_build(
     prescreen: Annotated[bool, typer.Option(help="Ask the judge model to pre-screen every item (the rule checks run either way).")] = True,
     window: Annotated[Optional[str], typer.Option(
         help="Live build: only articles that first appeared within SINCE[:UNTIL] (dates YYYY-MM-DD or dump dates "
-             "YYYYMMDD, inclusive); XRAG distractors then come from articles older than SINCE.")] = None,
+             "YYYYMMDD, inclusive); XRAG distractors then come from articles older than SINCE. `latest`: the articles "
+             "new in the latest ingested dump since the one before it, named <recipe>-live-YYYY-MM by the dump's month "
+             "unless --benchmark names it.")] = None,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: QaForce = None,
 ) -> None:
     """Generate QA items; every item is stored with its parse status and QC decisions."""
@@ -49,13 +51,14 @@ def qa_build(
     from tasks.qa import EclekticConfig, XragConfig, parse_window
 
     def params() -> QaBuildParams:
-        live = parse_window(window) if window else None
+        latest = window == "latest"
+        dated = parse_window(window) if window and not latest else None
         return QaBuildParams(
             recipe=recipe, benchmark=benchmark, langs=split_list(langs), generator=generator, judge=judge,
-            prescreen=prescreen, budget=budget_of(max_calls, max_tokens, max_usd),
-            eclektic=EclekticConfig(per_lang=per_lang, window=live),
+            prescreen=prescreen, live=latest, budget=budget_of(max_calls, max_tokens, max_usd),
+            eclektic=EclekticConfig(per_lang=per_lang, window=dated),
             xrag=XragConfig(max_pairs=max_pairs, question_types=tuple(split_list(qtypes)), dense_model=pair_model,
-                            window=live),
+                            window=dated),
             home=os.environ[HOME_ENV], force=force or [])
 
     run_flow(qa_build_flow, params)

@@ -8,7 +8,6 @@ monthly numbers.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any
@@ -17,17 +16,8 @@ from tasks.errors import ConfigError
 from tasks.llm import load_registry
 from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, window_questions
 from tasks.metrics.windows import Question, item_windows, window_scores
+from tasks.qa.live import live_months
 from tasks.warehouse.db import Warehouse
-
-_MONTH = re.compile(r"\d{4}-\d{2}")
-
-
-def live_months(wh: Warehouse, family: str) -> list[str]:
-    """The months (YYYY-MM) of the benchmarks named ``<family>-YYYY-MM``, in order."""
-    prefix = f"{family}-"
-    return sorted(name[len(prefix):] for (name,) in wh.query(
-        "SELECT benchmark FROM qa_benchmarks WHERE starts_with(benchmark, ?)", [prefix])
-        if _MONTH.fullmatch(name[len(prefix):]))
 
 
 def pooled_window_rows(wh: Warehouse, family: str, months: list[str] | None = None, models: list[str] | None = None,

@@ -9,6 +9,8 @@ __all__, __getattr__ = lazy_face(__name__, {
     "benchmark_definition": "policy",
     "export_sheet": "review",
     "import_decisions": "review",
+    "live_release": "live",
+    "newest_month": "live",
     "parse_window": "window",
     "require_qid_coverage": "eclektic",
 })

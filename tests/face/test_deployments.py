@@ -116,6 +116,8 @@ def _emit(env: dict[str, str], event: str, resource: dict[str, str], related: li
 CHAINED = {  # downstream deployment → (upstream deployment whose completed run starts it, automation name)
     "clir-build/clir-build-monthly": ("corpus/corpus-monthly", "clir-build-after-corpus"),
     "clir-eval/clir-eval": ("clir-build/clir-build-monthly", "clir-eval-after-build"),
+    "qa-build/qa-build-monthly": ("corpus/corpus-monthly", "qa-build-after-corpus"),  # live: true, the month's window
+    "instances/instances-monthly": ("qa-build/qa-build-monthly", "instances-after-qa-build"),
 }
 
 
