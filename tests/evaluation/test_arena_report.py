@@ -151,7 +151,7 @@ def test_the_report_says_what_the_judge_statistics_count_and_why_the_surrogate_i
     with Warehouse(home) as wh:
         with wh.transaction() as cur:
             cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES ('m', 'judge', 'all', ?, ?, ?, ?, ?,"
-                            " ?, 30, 'half', 1.0, NULL, 'fp', FALSE, NULL, 0, 10, 0, 0, 8, 2)",
+                            " ?, 30, 'half', 1.0, NULL, 'fp', FALSE, NULL, 0, 10, 0, 0, 8, 2, 'all')",
                             [[system, rating, rating - 0.5, rating + 0.5, 1, 3]
                              for system, rating in (("a", 0.1), ("b", 0.0), ("c", -0.1))])
             cur.execute("INSERT INTO surrogate_reports VALUES ('m', 'judge', ?, 'fp')", [json.dumps(report)])
