@@ -125,7 +125,8 @@ def arena(
 ) -> None:
     """Judge every pair of systems on sampled queries in both orders, then rate them (Bradley–Terry): a system
     without an answer on a sampled query loses to each system that answered; a system that never lost (or never
-    won) is shown as unbounded, not given a number."""
+    won) is shown as unbounded, not given a number. On a benchmark built from dated articles, also rate them per
+    knowledge-cutoff window, on the battles whose question is in that window for both systems."""
     from flows.arena import ArenaParams, arena_flow
     from tasks.arena import ArenaConfig
     from tasks.mlflow_genai import TraceSample
@@ -144,17 +145,22 @@ def _print_ratings(benchmark: str, judge: str) -> None:
 
 
 def _ratings_lines(benchmark: str, judge: str | None = None, models: list[str] | None = None) -> list[str]:
-    """The benchmark's arena ratings over all languages (``judge``'s, or each judge's) as one table per judge."""
-    from tasks.arena import ratings_table
+    """The benchmark's arena ratings over all languages (``judge``'s, or each judge's) as one table per judge, each
+    followed by its ratings per knowledge-cutoff window where the benchmark has them."""
+    from tasks.arena import ratings_table, window_tables
+    from tasks.llm import load_registry
     from tasks.stages import overall_ratings
 
-    rows = with_warehouse(lambda wh: overall_ratings(wh, benchmark, judge, models), read_only=True)
+    rows, cutoffs = with_warehouse(lambda wh: (overall_ratings(wh, benchmark, judge, models, windows=True),
+                                               load_registry(home=wh.home).cutoffs), read_only=True)
     lines: list[str] = []
     for name in sorted({row["judge"] for row in rows}):
-        mine = [row for row in rows if row["judge"] == name]
+        mine = [row for row in rows if row["judge"] == name and row["subset"] == "all"]
         lines += ([""] if lines else []) + [f"arena ratings of {benchmark}, judge {name}: Bradley–Terry logits"
                                             f" (mean zero) with 95% intervals, ties {mine[0]['ties']}"]
         lines += ratings_table(mine)
+        lines += window_tables([row for row in rows if row["judge"] == name and row["subset"] != "all"], mine,
+                               cutoffs)
     return lines
 
 
@@ -194,7 +200,8 @@ def leaderboard(
         help="A live family (benchmarks named NAME-YYYY-MM): the months to pool, comma-separated (default: all).")] = None,
 ) -> None:
     """Print a benchmark's leaderboard: every metric per setting, language and model, with its 95% interval, then
-    the arena's ratings over all languages (one table per judge); for a live family (--benchmark xrag-live over
+    the arena's ratings over all languages (one table per judge, then one per knowledge-cutoff window where the
+    benchmark has them); for a live family (--benchmark xrag-live over
     xrag-live-YYYY-MM), the window split pooled over the chosen months."""
     from tasks.metrics import live_months, pooled_window_rows
     from tasks.stages import leaderboard_rows, overall_ratings
@@ -220,7 +227,7 @@ def leaderboard(
         return
     columns: tuple[str, ...] = LEADERBOARD_COLUMNS
     if not rows:
-        rows = with_warehouse(lambda wh: overall_ratings(wh, benchmark, models=chosen), read_only=True)
+        rows = with_warehouse(lambda wh: overall_ratings(wh, benchmark, models=chosen, windows=True), read_only=True)
         columns = tuple(rows[0]) if rows else columns
     if not rows:
         _nothing_to_show(benchmark)

@@ -54,7 +54,8 @@ SCORING = Stage("scoring", 4, ("judging", "inference"), ("leaderboard",), "evalu
 FEATURES = Stage("features", 1, ("inference",), ("features",), "features", "{benchmark}/{feature}")
 ARENA_JUDGING = Stage("arena-judging", 3, ("inference",), ("battles",), "arena",  # 3: JSON verdicts, read strictly
                       "{benchmark}/{lang}/{judge}")
-ARENA_RATINGS = Stage("arena-ratings", 3, ("arena-judging",), ("arena_ratings",), "arena", "{benchmark}/{judge}")
+# 4: ratings also per knowledge-cutoff window (arena_ratings.subset)
+ARENA_RATINGS = Stage("arena-ratings", 4, ("arena-judging",), ("arena_ratings",), "arena", "{benchmark}/{judge}")
 ARENA_SURROGATE = Stage("arena-surrogate", 4, ("arena-ratings", "features"), ("surrogate_reports", "arena_ratings"),
                         "arena", "{benchmark}/{judge}")
 

@@ -8,12 +8,14 @@
 --   to (each a loss against every system that answered), and answered / judge_failed are NULL.
 --   unbounded: for an arena rating with no finite value (value NULL) or an interval open on one side, which side
 --   ('high': never lost to the rated systems, 'low': never won, 'both'); NULL for finite ratings and metrics.
+--   subset of an arena rating: 'all', or 'window:after_cutoff' / 'window:before_cutoff' for ratings on the battles
+--   whose question is in that window for both systems (sql/025).
 CREATE OR REPLACE VIEW leaderboards AS
 SELECT benchmark, setting, lang, subset, model, metric, value, ci_low, ci_high,
        CAST(NULL AS INTEGER) AS rank_low, CAST(NULL AS INTEGER) AS rank_high, n, mode AS source,
        FALSE AS predicted, answered, failed, judge_failed, CAST(NULL AS VARCHAR) AS unbounded
 FROM leaderboard
 UNION ALL
-SELECT benchmark, 'arena', lang, 'all', model, 'bt_rating', rating, ci_low, ci_high, rank_low, rank_high, n_battles,
+SELECT benchmark, 'arena', lang, subset, model, 'bt_rating', rating, ci_low, ci_high, rank_low, rank_high, n_battles,
        'judge:' || judge, predicted, CAST(NULL AS INTEGER), failed_queries, CAST(NULL AS INTEGER), unbounded
 FROM arena_ratings;

@@ -18,6 +18,7 @@ __all__, __getattr__ = lazy_face(__name__, {
     "rating_text": "table",
     "ratings": "bradley_terry",
     "ratings_table": "table",
+    "window_tables": "table",
     "read_battles": "bradley_terry",
     "write_report": "report",
 })

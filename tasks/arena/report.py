@@ -10,10 +10,13 @@ answered), the judge's consistency and position bias with what they count
 and leave out ("n/a" where nothing was decided), an interval plot, a
 language × system heatmap of ratings, and the surrogate judge's validation
 with its ablations (or, with too few systems to hold any out, why there is
-none).  Then the features each system has no value for, and the
-evaluation's metrics with what each stands on: ``n`` asked, ``answered``,
-``failed`` and ``judge_failed`` (shown as "–" on rows written before those
-counts existed).
+none), and the ratings per knowledge-cutoff window where the benchmark has
+them.  Then the features each system has no value for, the evaluation's
+metrics with what each stands on: ``n`` asked, ``answered``, ``failed`` and
+``judge_failed`` (shown as "–" on rows written before those counts existed),
+and, for a benchmark built from dated articles, each system's headline split
+by window relative to its knowledge cutoff with the contamination gap
+(``docs/live-benchmarks.md``).
 
 The report belongs to the evaluation it shows: the file and its plots are
 logged to the MLflow run of the benchmark's latest completed evaluation
@@ -35,8 +38,10 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from tasks.arena.standings import AGREEMENT
 from tasks.arena.table import best_first
 from tasks.features.compute import missing_features
+from tasks.llm import load_registry
 from tasks.metrics.agreement import stored_agreement
 from tasks.metrics.score import ALL
+from tasks.metrics.windows import GAP_SUBSET, WINDOWS, window_subset
 from tasks.version import code_version
 from tasks.warehouse.atomic import atomic_write_text
 from tasks.warehouse.db import Warehouse
@@ -56,6 +61,8 @@ class JudgeSection:
     first_position: str
     counts: dict[str, int | None]  # what the judge's statistics count and leave out (sql/021), None before them
     surrogate: dict[str, Any] | None = None  # the surrogate judge's validation, when it was fitted
+    windows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # window subset → its ratings, best first
+    no_windows: dict[str, str | None] = field(default_factory=dict)  # judged system without window ratings → cutoff
     figures: dict[str, str] = field(default_factory=dict)  # file name → SVG text
 
     @property
@@ -135,8 +142,9 @@ def _heatmap(by_lang: dict[str, dict[str, float | None]], systems: list[str]) ->
     return _svg(figure)
 
 
-def judge_sections(wh: Warehouse, benchmark: str) -> list[JudgeSection]:
-    """One section per judge that rated this benchmark, with its plots."""
+def judge_sections(wh: Warehouse, benchmark: str, cutoffs: dict[str, str]) -> list[JudgeSection]:
+    """One section per judge that rated this benchmark, with its plots; ``cutoffs``: the systems' knowledge cutoffs
+    (a system without one is not in it)."""
     rows = wh.query_dicts("SELECT * FROM arena_ratings WHERE benchmark = ? ORDER BY judge, lang, rating DESC",
                           [benchmark])
     by_judge: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -144,16 +152,23 @@ def judge_sections(wh: Warehouse, benchmark: str) -> list[JudgeSection]:
         by_judge[row["judge"]].append(row)
     sections = []
     for judge, ratings in sorted(by_judge.items()):
-        overall = sorted((r for r in ratings if r["lang"] == "all"), key=best_first)
+        overall = sorted((r for r in ratings if r["lang"] == ALL and r["subset"] == ALL), key=best_first)
         by_lang: dict[str, dict[str, float | None]] = defaultdict(dict)
-        for r in ratings:
-            if r["lang"] != "all":
+        windows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in sorted(ratings, key=best_first):
+            if r["lang"] != ALL:
                 by_lang[r["lang"]][r["model"]] = r["rating"]
+            elif r["subset"] != ALL:
+                windows[r["subset"]].append(r)
         first = next((r for r in overall if not r["predicted"]), {})
         report = wh.scalar("SELECT report FROM surrogate_reports WHERE benchmark = ? AND judge = ?", [benchmark, judge])
         section = JudgeSection(judge, overall, dict(by_lang), _share(first.get("consistency")),
                                _share(first.get("first_position_rate")), {key: first.get(key) for key in AGREEMENT},
-                               json.loads(report) if report else None)
+                               json.loads(report) if report else None, dict(sorted(windows.items())))
+        if windows:
+            rated = {r["model"] for rows in windows.values() for r in rows}
+            section.no_windows = {r["model"]: cutoffs.get(r["model"]) for r in overall
+                                  if not r["predicted"] and r["model"] not in rated}
         section.figures = {"intervals.svg": _interval_plot(overall) if overall else "",
                            # predicted systems have no rating per language: no empty column for them
                            "heatmap.svg": _heatmap(section.by_lang, [r["model"] for r in overall if not r["predicted"]])
@@ -162,18 +177,47 @@ def judge_sections(wh: Warehouse, benchmark: str) -> list[JudgeSection]:
     return sections
 
 
+@dataclass(frozen=True)
+class WindowSplit:
+    """One system's headline metric in one setting, split by window relative to its knowledge cutoff."""
+
+    setting: str
+    model: str
+    metric: str  # the headline's (the gap is in its points)
+    cutoff: str | None  # the registry's knowledge cutoff as written; None: unknown
+    rows: list[dict[str, Any]]  # leaderboard rows: each window's, then the contamination gap's
+
+
+def window_splits(wh: Warehouse, benchmark: str, cutoffs: dict[str, str]) -> list[WindowSplit]:
+    """The leaderboard's window rows over all languages, per setting and system, in window order with the gap last,
+    with the system's knowledge cutoff (``cutoffs``; None: unknown)."""
+    order = [window_subset(window) for window in WINDOWS] + [GAP_SUBSET]
+    rows = wh.query_dicts("SELECT * FROM leaderboard WHERE benchmark = ? AND lang = 'all' AND list_contains(?, subset)"
+                          " ORDER BY setting, model", [benchmark, order])
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        grouped[(row["setting"], row["model"])].append(row)
+    splits = []
+    for (setting, model), group in grouped.items():
+        ordered = sorted(group, key=lambda r: order.index(r["subset"]))
+        splits.append(WindowSplit(setting, model, ordered[0]["metric"], cutoffs.get(model), ordered))
+    return splits
+
+
 def _share(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
 def write_report(wh: Warehouse, benchmark: str, out: Path) -> list[JudgeSection]:
     """Write the report of ``benchmark`` to ``out`` (atomically); returns the judges' sections with their plots."""
-    sections = judge_sections(wh, benchmark)
+    cutoffs = load_registry(home=wh.home).cutoffs
+    sections = judge_sections(wh, benchmark, cutoffs)
     metrics = wh.query_dicts("SELECT * FROM leaderboard WHERE benchmark = ? AND lang = 'all' AND subset = 'all'"
                              " ORDER BY setting, metric, model", [benchmark])
     environment = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
     html = environment.get_template("report.html.j2").render(
         benchmark=benchmark, judges=sections, metrics=metrics, missing=missing_features(wh, benchmark),
+        splits=window_splits(wh, benchmark, cutoffs), gap=GAP_SUBSET,
         agreement=[row for row in stored_agreement(wh, benchmark) if row["lang"] == ALL],
         version=code_version(), generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
     out.parent.mkdir(parents=True, exist_ok=True)

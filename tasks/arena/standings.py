@@ -8,12 +8,19 @@ answer on a sampled query) is rated like a verdict: a loss for the system
 that had no answer.  The judge's statistics (:func:`tasks.arena.pairwise.judge_agreement`)
 count only its own verdicts, with the forfeits and the battles left without a
 verdict counted beside them.
+
+On a benchmark built from dated articles, the ratings over all languages are
+also fitted per window (``subset`` ``window:after_cutoff`` / ``window:before_cutoff``)
+on the battles whose question is in that window for both systems, relative to
+each one's knowledge cutoff (:func:`battle_window`); a system without a cutoff
+has no window ratings.  See ``docs/live-benchmarks.md``, "The arena by window".
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -23,6 +30,8 @@ from tasks.arena.rating import DEFAULT_METHOD, RATING_METHODS
 from tasks.arena.surrogate import feature_cube, surrogate
 from tasks.arena.table import rating_order
 from tasks.features.compute import missing_features
+from tasks.llm import load_registry
+from tasks.metrics.windows import instance_windows, window_subset
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 
@@ -30,7 +39,7 @@ RATED = ("ok", "forfeit")  # the battles that have a winner (or a tie)
 STATUSES = (*RATED, "call_failed", "parse_failed", "skipped_budget")  # every battle's status (sql/017)
 RATING_COLUMNS = ("(benchmark, judge, lang, model, rating, ci_low, ci_high, rank_low, rank_high, n_battles, ties,"
                   " consistency, first_position_rate, fingerprint, predicted, unbounded, failed_queries,"
-                  " judged_pairs, decisive_verdicts, order_flips, forfeits, no_verdict)")
+                  " judged_pairs, decisive_verdicts, order_flips, forfeits, no_verdict, subset)")
 #: what the judge's statistics (:func:`judge_agreement`) count, in the order of their columns
 AGREEMENT = ("judged_pairs", "decisive_verdicts", "order_flips", "forfeits", "no_verdict")
 #: this run's battles: rated ones between its systems, in its languages
@@ -38,6 +47,10 @@ RUN_BATTLES = ("SELECT instance_id, lang, model_a, model_b, winner, status FROM 
                " WHERE benchmark = ? AND judge = ? AND list_contains(?, status) AND list_contains(?, model_a)"
                " AND list_contains(?, model_b) AND list_contains(?, lang) ORDER BY ALL")
 ALL = "all"
+#: the windows rated apart (a question in the ``unknown`` window, or in different windows for the two systems,
+#: says nothing about memorisation: its battles enter only the overall ratings)
+RATED_WINDOWS = ("after_cutoff", "before_cutoff")
+
 
 def run_verdicts(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: list[str],
                  statuses: tuple[str, ...] = RATED) -> list[OrderedVerdict]:
@@ -59,34 +72,62 @@ def _failed_queries(verdicts: list[OrderedVerdict]) -> dict[tuple[str, str], int
     return {key: len(queries) for key, queries in missing.items()}
 
 
+def system_windows(wh: Warehouse, benchmark: str, models: list[str]) -> dict[str, dict[str, str]] | None:
+    """System with a knowledge cutoff in the registry → instance id → its window relative to that cutoff; None when
+    the benchmark has no dated articles (nothing to split). A system without a cutoff is left out."""
+    registry = load_registry(home=wh.home)
+    cutoffs = {model: registry.get(model).cutoff_day for model in sorted(set(models)) if model in registry.names}
+    if instance_windows(wh, benchmark, None) is None:
+        return None
+    return {model: instance_windows(wh, benchmark, cutoff) or {} for model, cutoff in cutoffs.items()
+            if cutoff is not None}
+
+
+def battle_window(verdict: OrderedVerdict, windows: Mapping[str, Mapping[str, str]]) -> str | None:
+    """The window whose ratings a battle enters: its question's, when that is one of ``RATED_WINDOWS`` for both
+    systems (``windows``: system → instance id → window; a system without a cutoff is not in it); None otherwise."""
+    first = windows.get(verdict.first, {}).get(verdict.query_id)
+    return first if first in RATED_WINDOWS and windows.get(verdict.second, {}).get(verdict.query_id) == first else None
+
+
 def rate(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: list[str], ties: Ties, bootstrap: int,
-         seed: int, fp: str) -> StageOutput:
-    """Ratings per language and over all languages of this run's battles, with the judge's consistency and each
-    system's failed queries; replaces the judge's ratings of the benchmark."""
+         seed: int, fp: str, windows: Mapping[str, Mapping[str, str]] | None = None) -> StageOutput:
+    """Ratings per language and over all languages of this run's battles, and over all languages per window when
+    ``windows`` (system with a cutoff → instance id → window; None: a benchmark without dated articles) is given,
+    with the judge's consistency and each system's failed queries; replaces the judge's ratings of the benchmark."""
     verdicts = run_verdicts(wh, benchmark, judge, models, langs, STATUSES)
     failed = _failed_queries(verdicts)
-    by_lang: dict[str, list[OrderedVerdict]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[OrderedVerdict]] = defaultdict(list)  # (lang, subset) → its battles
     for verdict in verdicts:
-        by_lang[verdict.lang].append(verdict)
-        by_lang[ALL].append(verdict)
+        groups[(verdict.lang, ALL)].append(verdict)
+        groups[(ALL, ALL)].append(verdict)
+        if windows is not None and (window := battle_window(verdict, windows)) is not None:
+            groups[(ALL, window_subset(window))].append(verdict)
     method = RATING_METHODS.get(DEFAULT_METHOD)
     rows, skipped, notes = [], [], []
-    for lang, group in sorted(by_lang.items()):
+    for (lang, subset), group in sorted(groups.items()):
         battles = [verdict.battle() for verdict in group if verdict.status in RATED]
         agreement = judge_agreement(group)
-        if lang == ALL:
+        if (lang, subset) == (ALL, ALL):
             notes.append(agreement_text(agreement))
         if not method.rateable(battles, ties):  # no rated battle, or only ties (verdicts, order flips) to drop
-            skipped.append(lang)
+            skipped.append(lang if subset == ALL else subset)
             continue
         result = method.ratings(battles, bootstrap=bootstrap, seed=seed, ties=ties)
+        group_failed = _failed_queries(group)  # its (ALL, system) counts are the group's
         rows += [[benchmark, judge, lang, model, m["rating"], m["ci_low"], m["ci_high"], m["rank_low"], m["rank_high"],
                   result["n_battles"], ties, agreement["consistency"], agreement["first_position_rate"], fp, False,
-                  m["unbounded"], failed.get((lang, model), 0), *(agreement[key] for key in AGREEMENT)]
+                  m["unbounded"], group_failed.get((ALL, model), 0), *(agreement[key] for key in AGREEMENT), subset]
                  for model, m in result["models"].items()]
-        if lang == ALL:
+        if (lang, subset) == (ALL, ALL):
             unbounded = sorted(model for model, m in result["models"].items() if m["rating"] is None)
             notes += [f"unbounded (never lost or never won): {', '.join(unbounded)}"] if unbounded else []
+    if windows is not None:
+        by_window = {window: len(groups.get((ALL, window_subset(window)), [])) for window in RATED_WINDOWS}
+        unknown = sorted(set(models) - set(windows))
+        notes.append("by window (question there for both systems): " + ", ".join(
+            f"{window} {count} battles" for window, count in by_window.items())
+            + (f"; unknown cutoff, no window ratings: {', '.join(unknown)}" if unknown else ""))
     with wh.transaction() as cur:
         cur.execute("DELETE FROM arena_ratings WHERE benchmark = ? AND judge = ?", [benchmark, judge])
         if rows:
@@ -96,7 +137,7 @@ def rate(wh: Warehouse, benchmark: str, judge: str, models: list[str], langs: li
     notes = ([f"nothing decisive to rate in {', '.join(skipped)}"] if skipped else []) + notes + (
         [f"no answer (a loss against each system that answered) on: {missing} queries"] if missing else [])
     rated = sum(verdict.status in RATED for verdict in verdicts)
-    return StageOutput(rows=len(rows), message=f"{rated} battles rated in {len(by_lang)} groups"
+    return StageOutput(rows=len(rows), message=f"{rated} battles rated in {len(groups)} groups"
                                                + "".join(f"; {note}" for note in notes))
 
 
@@ -117,7 +158,7 @@ def fit_surrogate(wh: Warehouse, benchmark: str, judge: str, models: list[str], 
                                            f" (has {len(rated)})")
     lang_ratings: dict[str, dict[str, float]] = defaultdict(dict)
     judged = wh.query_dicts("SELECT lang, model, rating, unbounded FROM arena_ratings WHERE benchmark = ?"
-                            " AND judge = ? AND NOT predicted", [benchmark, judge])
+                            " AND judge = ? AND NOT predicted AND subset = 'all'", [benchmark, judge])
     for row in judged:
         if row["rating"] is not None and row["lang"] != ALL:
             lang_ratings[row["lang"]][row["model"]] = row["rating"]
@@ -129,7 +170,7 @@ def fit_surrogate(wh: Warehouse, benchmark: str, judge: str, models: list[str], 
     for model, p in report["predicted"].items():
         rank = 1 + sum(ahead(rating, p["rating"]) for rating in overall)
         predicted_rows.append([benchmark, judge, ALL, model, p["rating"], p["ci_low"], p["ci_high"], rank, rank, 0, ties,
-                               None, None, fp, True, None, None, *(None for _ in AGREEMENT)])
+                               None, None, fp, True, None, None, *(None for _ in AGREEMENT), ALL])
     with wh.transaction() as cur:
         cur.execute("DELETE FROM arena_ratings WHERE benchmark = ? AND judge = ? AND predicted", [benchmark, judge])
         if predicted_rows:

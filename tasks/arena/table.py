@@ -7,7 +7,7 @@ shows ratings answers at once.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 UNBOUNDED_RATING = {"high": "+∞ (never lost to the rated systems)", "low": "−∞ (never won against the rated systems)",
@@ -58,3 +58,22 @@ def ratings_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     widths = [max(len(column), *(len(row[n]) for row in cells)) for n, column in enumerate(COLUMNS)]
     return ["  ".join(value.ljust(width) for value, width in zip(row, widths, strict=True)).rstrip()
             for row in [list(COLUMNS), *cells]]
+
+
+def window_tables(rows: Sequence[Mapping[str, Any]], overall: Sequence[Mapping[str, Any]],
+                  with_cutoff: Collection[str]) -> list[str]:
+    """One judge's ratings per knowledge-cutoff window (``arena_ratings`` rows whose ``subset`` is a window) as one
+    table per window, then the judged systems of ``overall`` that have none: "unknown cutoff" unless the system is
+    in ``with_cutoff``.  Nothing when the judge has no window ratings (a benchmark without dated articles)."""
+    if not rows:
+        return []
+    lines: list[str] = []
+    for subset in sorted({row["subset"] for row in rows}):
+        lines += ["", f"{subset}: rated on the battles whose question is {subset.removeprefix('window:')} for both"
+                      " systems"]
+        lines += ratings_table([row for row in rows if row["subset"] == subset])
+    absent = sorted({row["model"] for row in overall if not row["predicted"]} - {row["model"] for row in rows})
+    if absent:
+        lines.append("no window ratings: " + ", ".join(
+            system if system in with_cutoff else f"{system} (unknown cutoff)" for system in absent))
+    return lines

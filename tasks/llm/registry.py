@@ -130,6 +130,11 @@ class Registry(BaseModel):
     def names(self) -> list[str]:
         return [spec.name for spec in self.models]
 
+    @property
+    def cutoffs(self) -> dict[str, str]:
+        """The knowledge cutoffs as written (``2026-10``) of the models that have one; the others' is unknown."""
+        return {spec.name: spec.knowledge_cutoff for spec in self.models if spec.knowledge_cutoff}
+
 
 def default_registry() -> Registry:
     """The local demo model and the model-free baselines (``abstain``, ``extractive``, ``oracle`` and the

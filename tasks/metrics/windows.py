@@ -57,6 +57,16 @@ def item_windows(wh: Warehouse, benchmark: str, cutoff: date | None) -> dict[str
     return {item_id: question_window(cutoff, [tuple(d) for d in dates or []]) for item_id, dates in rows}
 
 
+def instance_windows(wh: Warehouse, benchmark: str, cutoff: date | None) -> dict[str, str] | None:
+    """instance id → its item's window (:func:`item_windows`), for what is judged per instance (arena battles);
+    None when the benchmark has nothing to split."""
+    items = item_windows(wh, benchmark, cutoff)
+    if items is None:
+        return None
+    return {instance: items.get(item, "unknown") for instance, item in wh.query(
+        "SELECT instance_id, item_id FROM instances WHERE benchmark = ?", [benchmark])}
+
+
 @dataclass(frozen=True)
 class Question:
     """One question's contribution to a headline ratio: ``hits`` over ``size`` (responses or pairs)."""

@@ -62,7 +62,8 @@ ARENA_SUMMARY = """
            coalesce(round(first_position_rate, 2)::VARCHAR, 'n/a') || ' of ' || decisive_verdicts || ' decisive'
                AS "first shown wins",
            forfeits || ' forfeits, ' || no_verdict || ' without a verdict' AS "left out of both"
-    FROM arena_ratings WHERE benchmark = ? AND judge = ? AND lang = 'all' ORDER BY rank_low, rank_high, model
+    FROM arena_ratings WHERE benchmark = ? AND judge = ? AND lang = 'all' AND subset = 'all'
+    ORDER BY rank_low, rank_high, model
 """
 
 

@@ -10,7 +10,7 @@ from prefect.states import State
 
 from tasks.arena.battles import TEMPLATE, ArenaConfig, JudgingEstimate, judge_battles
 from tasks.arena.bradley_terry import Ties
-from tasks.arena.standings import RUN_BATTLES, STATUSES, fit_surrogate, rate
+from tasks.arena.standings import RUN_BATTLES, STATUSES, fit_surrogate, rate, system_windows
 from tasks.catalog import ARENA_JUDGING, ARENA_RATINGS, ARENA_SURROGATE
 from tasks.llm import Budget, template_hash
 from tasks.mlflow_genai import (
@@ -22,7 +22,7 @@ from tasks.mlflow_genai import (
     show_features,
     write_traces,
 )
-from tasks.stage import ReadFields, StageRef, rows_digest, run_stage
+from tasks.stage import ReadFields, StageRef, digest, rows_digest, run_stage
 from tasks.stages.inference import model_identity
 from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.stages.paid import run_paid, unfinished
@@ -91,12 +91,17 @@ def report_arena(wh: Warehouse, run: TrackedRun, benchmark: str, judge: str, mod
 def arena_ratings_stage(home: str, cell: str, benchmark: str, judge: str, models: list[str], langs: list[str],
                         ties: Ties, bootstrap: int, seed: int, judged: list[StageRef], force: frozenset[str],
                         run_id: str) -> StageRef | State[StageRef]:
-    """Bradley–Terry ratings of this run's battles (``judged``: the judging cells it waits for)."""
+    """Bradley–Terry ratings of this run's battles (``judged``: the judging cells it waits for), also per window
+    relative to the systems' knowledge cutoffs on a benchmark built from dated articles."""
     wh = shared_warehouse(home)
-    read = ReadFields(values={"ties": ties, "bootstrap": bootstrap, "seed": seed, **_run_battles_read(
-        wh, benchmark, judge, models, langs)})
+    windows = system_windows(wh, benchmark, models)
+    read = ReadFields(values={"ties": ties, "bootstrap": bootstrap, "seed": seed,
+                              "windows": digest(None if windows is None else sorted(
+                                  (system, sorted(by_instance.items())) for system, by_instance in windows.items())),
+                              **_run_battles_read(wh, benchmark, judge, models, langs)})
     return as_task_result(run_stage(wh, ARENA_RATINGS, cell, read, {},
-                                    lambda fp: rate(wh, benchmark, judge, models, langs, ties, bootstrap, seed, fp),
+                                    lambda fp: rate(wh, benchmark, judge, models, langs, ties, bootstrap, seed, fp,
+                                                    windows),
                                     force=forced(ARENA_RATINGS.name, force), run_id=run_id))
 
 

@@ -50,13 +50,15 @@ def arena_langs(wh: Warehouse, benchmark: str, models: list[str], langs: list[st
     return langs or known
 
 
-def overall_ratings(wh: Warehouse, benchmark: str, judge: str | None = None,
-                    models: list[str] | None = None) -> list[dict[str, Any]]:
+def overall_ratings(wh: Warehouse, benchmark: str, judge: str | None = None, models: list[str] | None = None, *,
+                    windows: bool = False) -> list[dict[str, Any]]:
     """The arena's ratings over all languages, as stored: ``judge``'s (default: every judge's, by judge), only
-    ``models``' when given."""
-    return wh.query_dicts("SELECT * FROM arena_ratings WHERE benchmark = ? AND lang = 'all'"
-                          " AND (? IS NULL OR judge = ?) AND (? IS NULL OR list_contains(?, model)) ORDER BY judge",
-                          [benchmark, judge, judge, models, models])
+    ``models``' when given; those of every battle (subset ``all``), and with ``windows`` also those per
+    knowledge-cutoff window."""
+    return wh.query_dicts("SELECT * FROM arena_ratings WHERE benchmark = ? AND lang = 'all' AND (? OR subset = 'all')"
+                          " AND (? IS NULL OR judge = ?) AND (? IS NULL OR list_contains(?, model))"
+                          " ORDER BY judge, subset",
+                          [benchmark, windows, judge, judge, models, models])
 
 
 def leaderboard_rows(wh: Warehouse, benchmark: str, models: list[str] | None = None) -> list[dict[str, Any]]:

@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from deployments.screenshots import CHROMIUM_FLAGS
 from tasks.arena.report import evaluation_run
 from tasks.stages.reporting import artifact_key
@@ -151,7 +153,7 @@ def test_the_report_says_what_the_judge_statistics_count_and_why_the_surrogate_i
     with Warehouse(home) as wh:
         with wh.transaction() as cur:
             cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES ('m', 'judge', 'all', ?, ?, ?, ?, ?,"
-                            " ?, 30, 'half', 1.0, NULL, 'fp', FALSE, NULL, 0, 10, 0, 0, 8, 2)",
+                            " ?, 30, 'half', 1.0, NULL, 'fp', FALSE, NULL, 0, 10, 0, 0, 8, 2, 'all')",
                             [[system, rating, rating - 0.5, rating + 0.5, 1, 3]
                              for system, rating in (("a", 0.1), ("b", 0.0), ("c", -0.1))])
             cur.execute("INSERT INTO surrogate_reports VALUES ('m', 'judge', ?, 'fp')", [json.dumps(report)])
@@ -207,3 +209,62 @@ def test_the_report_shows_how_far_the_judges_agree(home: Path, tmp_path: Path) -
     [row] = _cells(out.read_text(encoding="utf-8"), "agreement")
     # p_o = 3/4; j1 says yes 3/4, j2 2/4: p_e = 3/4·2/4 + 1/4·2/4 = 1/2; κ = (3/4 − 1/2) / (1 − 1/2) = 0.5
     assert row[:7] == ["correct", "cohen", "j1 ~ j2", "4", "0", "0.750", "0.500"]
+
+
+def test_the_report_shows_the_split_by_knowledge_cutoff_and_the_contamination_gap(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """served (cutoff 2026-10) and local (none) on a live benchmark: the leaderboard's window rows and the arena's
+    window ratings, as stored, each shown per system with its interval and n; local says "unknown cutoff"."""
+    from tasks.arena.report import write_report
+    from tasks.arena.standings import RATING_COLUMNS
+    from tasks.llm.registry import MODELS_ENV
+
+    monkeypatch.delenv(MODELS_ENV, raising=False)
+    home.mkdir(parents=True)
+    (home / "models.yaml").write_text(
+        "models:\n  - {name: served, backend: baseline, model: extractive, knowledge_cutoff: 2026-10}\n"
+        "  - {name: local, backend: baseline, model: abstain}\n")
+    # served: 2 of 2 before its cutoff (100), 1 of 2 after (50), 0 of 1 unknown; the gap 100 − 50 = 50 points over
+    # the 4 dated questions. local: no cutoff, its 5 questions all unknown (3 of 5 = 60), no gap.
+    windows = [("served", "window:after_cutoff", "accuracy", 50.0, 0.0, 100.0, 2),
+               ("served", "window:before_cutoff", "accuracy", 100.0, 100.0, 100.0, 2),
+               ("served", "window:unknown", "accuracy", 0.0, None, None, 1),
+               ("served", "window:before-after", "contamination_gap", 50.0, 0.0, 100.0, 4),
+               ("local", "window:after_cutoff", "accuracy", None, None, None, 0),
+               ("local", "window:before_cutoff", "accuracy", None, None, None, 0),
+               ("local", "window:unknown", "accuracy", 60.0, 20.0, 100.0, 5),
+               ("local", "window:before-after", "contamination_gap", None, None, None, 0)]
+    with Warehouse(home) as wh:
+        with wh.transaction() as cur:
+            cur.executemany("INSERT INTO leaderboard (benchmark, setting, lang, subset, model, metric, value, ci_low,"
+                            " ci_high, n, mode, judges, fingerprint) VALUES ('live', 'rag', 'all', ?, ?, ?, ?, ?, ?,"
+                            " ?, 'panel', ['j'], 'fp')",
+                            [[subset, model, metric, value, low, high, n]
+                             for model, subset, metric, value, low, high, n in windows])
+            # the arena: served, local and extractive overall; only served and extractive (both with a cutoff in
+            # the arena's run) rated after their cutoffs, in the opposite order
+            cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES ('live', 'judge', 'all', ?, ?, ?, ?,"
+                            " ?, ?, ?, 'drop', 1.0, 0.5, 'fp', FALSE, NULL, 0, 4, 8, 0, 0, 0, ?)",
+                            [["served", 0.5, 0.1, 0.9, 1, 1, 12, "all"], ["extractive", 0.0, -0.4, 0.4, 2, 2, 12, "all"],
+                             ["local", -0.5, -0.9, -0.1, 3, 3, 12, "all"],
+                             ["extractive", 0.3, -0.2, 0.8, 1, 2, 4, "window:after_cutoff"],
+                             ["served", -0.3, -0.8, 0.2, 1, 2, 4, "window:after_cutoff"]])
+        out = tmp_path / "report.html"
+        write_report(wh, "live", out)
+    html = out.read_text(encoding="utf-8")
+    assert _cells(html, "windows") == [
+        ["rag", "local", "unknown cutoff", "after cutoff", "accuracy", "n/a", "n/a", "0"],
+        ["rag", "local", "unknown cutoff", "before cutoff", "accuracy", "n/a", "n/a", "0"],
+        ["rag", "local", "unknown cutoff", "unknown", "accuracy", "60.000", "[20.000, 100.000]", "5"],
+        ["rag", "local", "unknown cutoff", "gap: before − after", "contamination_gap", "n/a", "n/a", "0"],
+        ["rag", "served", "2026-10", "after cutoff", "accuracy", "50.000", "[0.000, 100.000]", "2"],
+        ["rag", "served", "2026-10", "before cutoff", "accuracy", "100.000", "[100.000, 100.000]", "2"],
+        ["rag", "served", "2026-10", "unknown", "accuracy", "0.000", "n/a", "1"],
+        ["rag", "served", "2026-10", "gap: before − after", "contamination_gap", "50.000", "[0.000, 100.000]", "4"]]
+    # the overall ratings table holds only the overall ratings; the window's are in their own table, best first
+    assert [row[0] for row in _cells(html, "ratings")] == ["served", "extractive", "local"]
+    assert _cells(html, "window-ratings") == [["after cutoff", "extractive", "+0.300", "[-0.200, +0.800]", "1–2", "4"],
+                                              ["after cutoff", "served", "-0.300", "[-0.800, +0.200]", "1–2", "4"]]
+    assert _paragraph(html, "no-windows") == "No window ratings: local (unknown cutoff)."
+    dom = _rendered_dom(out, tmp_path / "chromium-profile")
+    assert '<tr data-system="served" data-window="before-after" class="gap">' in dom
