@@ -117,7 +117,7 @@ def _xrag_cells(home: str, params: QaBuildParams, corpus: dict[str, StageRef], f
 def qa_build_flow(params: QaBuildParams) -> list[dict]:
     """Generate a benchmark's QA items with their parse status, then pre-screen them."""
     home, force = params.home_dir(), params.forced_stages()
-    with flow_session(home) as wh, tracked_run(wh, "qa-build", params, flow_run.get_id()) as run:
+    with flow_session(home) as wh, tracked_run(wh, "qa-build", params, flow_run.get_id(), logs=False) as run:
         if params.recipe == "eclektic":
             require_qid_coverage(wh, params.name, params.langs)  # one clear line before anything is written
         register_benchmark(wh, params.name, params.recipe, params.langs, params.generator,
@@ -148,7 +148,7 @@ class TranslateParams(QaRunParams):
 def translate_flow(params: TranslateParams) -> list[dict]:
     """Translate the accepted items into each target language (one cell each) through the quality gate."""
     home, force = params.home_dir(), params.forced_stages()
-    with flow_session(home) as wh, tracked_run(wh, "translate", params, flow_run.get_id()) as run:
+    with flow_session(home) as wh, tracked_run(wh, "translate", params, flow_run.get_id(), logs=False) as run:
         benchmark_definition(wh, params.benchmark)
         items = current_ref(wh, "qa-prescreen", params.benchmark)
         futures = {f"{params.benchmark}>{lang}": {"translate": translate_stage.submit(
@@ -172,7 +172,7 @@ class InstancesParams(QaRunParams):
 def instances_flow(params: InstancesParams) -> list[dict]:
     """Distractors (XRAG), then every setting's instances, exported as JSON Lines."""
     home, force = params.home_dir(), params.forced_stages()
-    with flow_session(home) as wh, tracked_run(wh, "instances", params, flow_run.get_id()) as run:
+    with flow_session(home) as wh, tracked_run(wh, "instances", params, flow_run.get_id(), logs=False) as run:
         recipe, langs = benchmark_definition(wh, params.benchmark)
         translations = {f"translate_{lang}": ref for lang in langs
                         if (ref := current_ref(wh, "translate", f"{params.benchmark}>{lang}")) is not None}

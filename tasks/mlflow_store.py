@@ -26,6 +26,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from tasks.warehouse.db import wait_seconds
 
@@ -33,8 +34,9 @@ SQLITE = "sqlite:///"
 STAMP_SUFFIX = ".schema.json"
 
 
-def open_store(uri: str, home: Path, experiment: str) -> None:
-    """Point MLflow at the store ``uri`` and make ``experiment`` (artifacts under the home) its current experiment."""
+def open_store(uri: str, home: Path, experiment: str | None = None) -> Any:
+    """A client of the store ``uri``; with ``experiment``, MLflow is also pointed at the store and that experiment
+    (artifacts under the home, created if missing) is made current."""
     import mlflow
     from filelock import FileLock
     from mlflow.tracking import MlflowClient
@@ -46,12 +48,14 @@ def open_store(uri: str, home: Path, experiment: str) -> None:
         head = _schema_head(stamp) if stamp is not None else None
         with _known_head(head):
             client = MlflowClient(uri)
-            if client.get_experiment_by_name(experiment) is None:
+            if experiment is not None and client.get_experiment_by_name(experiment) is None:
                 client.create_experiment(experiment, artifact_location=(home / "mlartifacts").as_uri())
         if stamp is not None and head is not None:
             _record(stamp, head)
-    mlflow.set_tracking_uri(uri)
-    mlflow.set_experiment(experiment)
+    if experiment is not None:
+        mlflow.set_tracking_uri(uri)
+        mlflow.set_experiment(experiment)
+    return client
 
 
 def _schema_head(stamp: Path) -> str:
