@@ -31,6 +31,7 @@ from typing import Any
 from tasks.warehouse.db import wait_seconds
 
 SQLITE = "sqlite:///"
+TRACKING_ENV = "MLFLOW_TRACKING_URI"
 STAMP_SUFFIX = ".schema.json"
 
 
@@ -53,9 +54,23 @@ def open_store(uri: str, home: Path, experiment: str | None = None) -> Any:
         if stamp is not None and head is not None:
             _record(stamp, head)
     if experiment is not None:
-        mlflow.set_tracking_uri(uri)
+        _set_tracking_uri(uri)
         mlflow.set_experiment(experiment)
     return client
+
+
+def _set_tracking_uri(uri: str) -> None:
+    """MLflow's current store, without MLflow's copy of it into ``MLFLOW_TRACKING_URI``: that variable is the user's
+    choice of store for every home, so a process that then opens another home (a worker, a test session) would
+    track into the first home's store."""
+    import mlflow
+
+    chosen = os.environ.get(TRACKING_ENV)
+    mlflow.set_tracking_uri(uri)
+    if chosen is None:
+        os.environ.pop(TRACKING_ENV, None)
+    else:
+        os.environ[TRACKING_ENV] = chosen
 
 
 def _schema_head(stamp: Path) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tasks.mlflow_store import open_store
+from tasks.mlflow_store import TRACKING_ENV, open_store
 from tasks.processes import process_alive
 from tasks.stage import StageRef
 from tasks.version import code_version
@@ -37,7 +37,7 @@ def mlflow_name(name: str) -> str:
 
 
 def tracking_uri(home: Path) -> str:
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{home / 'mlflow.db'}"
+    return os.environ.get(TRACKING_ENV) or f"sqlite:///{home / 'mlflow.db'}"
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ its ``runs`` row and its Prefect flow run."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from mlflow.tracking import MlflowClient
 from pydantic import BaseModel
 
 from flows.imports import ImportParams, import_flow
+from tasks.mlflow_store import open_store
 from tasks.tracking import tracked_run, tracking_uri
 from tasks.warehouse.db import Warehouse
 
@@ -61,3 +63,16 @@ def test_a_flow_that_logs_has_its_mlflow_run_from_the_start(home: Path) -> None:
         assert stored == run.mlflow_run_id
         run.finish([])
     assert MlflowClient(tracking_uri(home)).get_run(stored).info.status == "FINISHED"
+
+
+def test_opening_one_home_s_store_does_not_send_another_home_s_runs_there(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    first, second = tmp_path / "first", tmp_path / "second"
+    open_store(tracking_uri(first), first, "babelbench-import")  # MLflow itself would copy the URI into the variable
+    assert "MLFLOW_TRACKING_URI" not in os.environ
+    assert tracking_uri(second) == f"sqlite:///{second / 'mlflow.db'}"
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'team.db'}")  # a user's choice stays theirs
+    open_store(tracking_uri(first), first, "babelbench-import")
+    assert tracking_uri(second) == f"sqlite:///{tmp_path / 'team.db'}"
