@@ -56,7 +56,7 @@ def clir_build_flow(params: ClirBuildParams) -> list[dict]:
     """Index each language, mine labelled title-query hits, project them into BI (and MULTI) qrels."""
     home = str(resolve_home(params.home))
     force = frozenset(descendants(scope("clir-build"), params.force))
-    with flow_session(home) as wh, tracked_run(wh, "clir-build", params, flow_run.get_id()) as run:
+    with flow_session(home) as wh, tracked_run(wh, "clir-build", params, flow_run.get_id(), logs=False) as run:
         futures: dict[str, dict] = {}
         documents, hits = {}, {}
         for lang in params.langs:

@@ -44,7 +44,7 @@ def corpus_flow(params: CorpusParams) -> list[dict]:
     home = str(resolve_home(params.home))
     force = frozenset(descendants(scope("corpus"), params.force))
     wikis = {lang: rule_for(lang).wiki for lang in params.langs}
-    with flow_session(home) as wh, tracked_run(wh, "corpus", params, flow_run.get_id()) as run:
+    with flow_session(home) as wh, tracked_run(wh, "corpus", params, flow_run.get_id(), logs=False) as run:
         wikidata = None
         if params.sitelinks == "wikidata":
             query = DumpQuery(source=params.source, wiki="wikidatawiki", kind="wikidata", date=params.date)

@@ -42,7 +42,7 @@ def import_flow(params: ImportParams) -> list[dict]:
     name, cell = import_cell(params.dataset, source, params.name)
     options = {"split": params.split} if params.dataset == "miracl" else {}
     force = frozenset({IMPORT.name} if params.force else set())
-    with flow_session(home) as wh, tracked_run(wh, "import", params, flow_run.get_id()) as run:
+    with flow_session(home) as wh, tracked_run(wh, "import", params, flow_run.get_id(), logs=False) as run:
         futures = {cell: {IMPORT.name: import_stage.submit(home, cell, params.dataset, str(source), name, params.langs,
                                                            options, force, run.run_id)}}
         return finish_run(run, "import", collect_outcomes(futures), home)

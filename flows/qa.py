@@ -145,7 +145,7 @@ def qa_build_flow(params: QaBuildParams) -> list[dict]:
     home, force = params.home_dir(), params.forced_stages()
     with flow_session(home) as wh:
         params = _this_month(wh, params)
-        with tracked_run(wh, "qa-build", params, flow_run.get_id()) as run:
+        with tracked_run(wh, "qa-build", params, flow_run.get_id(), logs=False) as run:
             if params.recipe == "eclektic":
                 require_qid_coverage(wh, params.name, params.langs)  # one clear line before anything is written
             register_benchmark(wh, params.name, params.recipe, params.langs, params.generator,
@@ -205,7 +205,7 @@ def instances_flow(params: InstancesParams) -> list[dict]:
     with flow_session(home) as wh:
         if params.live:  # the run records the month it assembled, not the family
             params = params.model_copy(update={"live": False, "benchmark": newest_month(wh, params.benchmark)})
-        with tracked_run(wh, "instances", params, flow_run.get_id()) as run:
+        with tracked_run(wh, "instances", params, flow_run.get_id(), logs=False) as run:
             recipe, langs = benchmark_definition(wh, params.benchmark)
             translations = {f"translate_{lang}": ref for lang in langs
                             if (ref := current_ref(wh, "translate", f"{params.benchmark}>{lang}")) is not None}

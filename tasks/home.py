@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tasks.text.languages import rules_table
-from tasks.warehouse.db import Warehouse
+from tasks.text.languages import rules_digest, rules_table
+from tasks.warehouse.db import Reference, Warehouse
 
 
 def open_warehouse(home: Path, *, read_only: bool = False) -> Warehouse:
     """The warehouse under ``home``; a writable one gets the current ``language_rules``."""
     if read_only:
         return Warehouse(home, read_only=True)
-    return Warehouse(home, references={"language_rules": rules_table()})
+    return Warehouse(home, references={"language_rules": Reference(rules_digest(), rules_table)})

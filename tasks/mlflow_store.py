@@ -26,15 +26,18 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from tasks.warehouse.db import wait_seconds
 
 SQLITE = "sqlite:///"
+TRACKING_ENV = "MLFLOW_TRACKING_URI"
 STAMP_SUFFIX = ".schema.json"
 
 
-def open_store(uri: str, home: Path, experiment: str) -> None:
-    """Point MLflow at the store ``uri`` and make ``experiment`` (artifacts under the home) its current experiment."""
+def open_store(uri: str, home: Path, experiment: str | None = None) -> Any:
+    """A client of the store ``uri``; with ``experiment``, MLflow is also pointed at the store and that experiment
+    (artifacts under the home, created if missing) is made current."""
     import mlflow
     from filelock import FileLock
     from mlflow.tracking import MlflowClient
@@ -46,12 +49,28 @@ def open_store(uri: str, home: Path, experiment: str) -> None:
         head = _schema_head(stamp) if stamp is not None else None
         with _known_head(head):
             client = MlflowClient(uri)
-            if client.get_experiment_by_name(experiment) is None:
+            if experiment is not None and client.get_experiment_by_name(experiment) is None:
                 client.create_experiment(experiment, artifact_location=(home / "mlartifacts").as_uri())
         if stamp is not None and head is not None:
             _record(stamp, head)
+    if experiment is not None:
+        _set_tracking_uri(uri)
+        mlflow.set_experiment(experiment)
+    return client
+
+
+def _set_tracking_uri(uri: str) -> None:
+    """MLflow's current store, without MLflow's copy of it into ``MLFLOW_TRACKING_URI``: that variable is the user's
+    choice of store for every home, so a process that then opens another home (a worker, a test session) would
+    track into the first home's store."""
+    import mlflow
+
+    chosen = os.environ.get(TRACKING_ENV)
     mlflow.set_tracking_uri(uri)
-    mlflow.set_experiment(experiment)
+    if chosen is None:
+        os.environ.pop(TRACKING_ENV, None)
+    else:
+        os.environ[TRACKING_ENV] = chosen
 
 
 def _schema_head(stamp: Path) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tasks.mlflow_store import open_store
+from tasks.mlflow_store import TRACKING_ENV, open_store
 from tasks.processes import process_alive
 from tasks.stage import StageRef
 from tasks.version import code_version
@@ -37,7 +37,7 @@ def mlflow_name(name: str) -> str:
 
 
 def tracking_uri(home: Path) -> str:
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{home / 'mlflow.db'}"
+    return os.environ.get(TRACKING_ENV) or f"sqlite:///{home / 'mlflow.db'}"
 
 
 @dataclass(frozen=True)
@@ -69,26 +69,73 @@ def _flat_params(params: BaseModel) -> dict[str, str]:
 
 
 class TrackedRun:
-    """One flow run being tracked; :meth:`finish` records the outcomes everywhere."""
+    """One flow run being tracked; :meth:`finish` records the outcomes everywhere.
 
-    def __init__(self, wh: Warehouse, flow: str, params: BaseModel, run_id: str, mlflow_run: Any) -> None:
-        self.wh, self.flow, self.params, self.run_id, self._mlflow_run = wh, flow, params, run_id, mlflow_run
+    Its MLflow run starts on first use (:meth:`track`), not with the flow: opening MLflow's store costs seconds,
+    and a command whose every cell was a cache hit has nothing new to show there (the ``runs`` row and Prefect
+    record it). Flows that log results track from the start; the others when a cell was computed or failed.
+    """
+
+    def __init__(self, wh: Warehouse, flow: str, params: BaseModel, run_id: str, prefect_flow_run_id: str | None) -> None:
+        self.wh, self.flow, self.params, self.run_id = wh, flow, params, run_id
+        self._prefect_flow_run_id = prefect_flow_run_id
+        self._mlflow_run: Any = None
+
+    @property
+    def tracked(self) -> bool:
+        """Whether this flow run has an MLflow run."""
+        return self._mlflow_run is not None
+
+    def track(self) -> Any:
+        """This flow run's active MLflow run, started (config, code version) and linked to the ``runs`` row on
+        first use; MLflow's store is opened here (:func:`tasks.mlflow_store.open_store`)."""
+        if self._mlflow_run is not None:
+            return self._mlflow_run
+        import mlflow
+
+        open_store(tracking_uri(self.wh.home), self.wh.home, f"babelbench-{self.flow}")
+        active = mlflow.start_run(run_name=f"{self.flow}-{self.run_id[:8]}")
+        mlflow.set_tags({"babelbench.flow": self.flow, "babelbench.run_id": self.run_id, "code_version": code_version(),
+                         "prefect.flow_run_id": self._prefect_flow_run_id or ""})
+        mlflow.log_params(_flat_params(self.params))
+        with self.wh.transaction() as cur:
+            cur.execute("UPDATE runs SET mlflow_run_id = ? WHERE run_id = ?", [active.info.run_id, self.run_id])
+        self._mlflow_run = active
+        return active
 
     @property
     def mlflow_run_id(self) -> str:
-        return self._mlflow_run.info.run_id
+        return self.track().info.run_id
 
     @property
     def experiment_id(self) -> str:
-        return self._mlflow_run.info.experiment_id
+        return self.track().info.experiment_id
 
     def finish(self, outcomes: Sequence[StageOutcome]) -> None:
-        """End the ``runs`` row; in MLflow, the cell counts as tags and every cell (status, rows, issues,
-        fingerprint, seconds, message) as one table, ``stages.json`` — bookkeeping, not metrics to chart."""
+        """End the ``runs`` row; in MLflow (when anything was logged, computed or failed), the cell counts as tags
+        and every cell (status, rows, issues, fingerprint, seconds, message) as one table, ``stages.json`` —
+        bookkeeping, not metrics to chart."""
+        counts = {status: sum(1 for o in outcomes if o.status == status) for status in ("computed", "cached", "failed")}
+        if self.tracked or counts["computed"] or counts["failed"]:
+            self._log_outcomes(outcomes, counts)
+        status = "failed" if counts["failed"] else "completed"
+        failures = "; ".join(f"{o.stage}[{o.cell}]: {o.error}" for o in outcomes if o.error)
+        with self.wh.transaction() as cur:
+            cur.execute("UPDATE runs SET finished_at = now(), status = ?, message = ? WHERE run_id = ?",
+                        [status, failures or None, self.run_id])
+
+    def end(self, status: str) -> None:
+        """End the MLflow run, if one was started, with MLflow's ``status``."""
+        if self.tracked:
+            import mlflow
+
+            mlflow.end_run(status)
+
+    def _log_outcomes(self, outcomes: Sequence[StageOutcome], counts: dict[str, int]) -> None:
         import mlflow
         import pandas as pd
 
-        counts = {status: sum(1 for o in outcomes if o.status == status) for status in ("computed", "cached", "failed")}
+        self.track()
         mlflow.set_tags({f"babelbench.cells.{status}": str(count) for status, count in counts.items()})
         seconds = {(stage, cell): total for stage, cell, total in self.wh.query(
             "SELECT stage, cell, sum(seconds) FROM artifacts WHERE run_id = ? GROUP BY ALL", [self.run_id])}
@@ -96,11 +143,6 @@ class TrackedRun:
             mlflow.log_table(pd.DataFrame([o.as_row() | {"fingerprint": o.ref.fingerprint if o.ref else None,
                                                          "seconds": seconds.get((o.stage, o.cell))}
                                            for o in outcomes]), "stages.json")
-        status = "failed" if counts["failed"] else "completed"
-        failures = "; ".join(f"{o.stage}[{o.cell}]: {o.error}" for o in outcomes if o.error)
-        with self.wh.transaction() as cur:
-            cur.execute("UPDATE runs SET finished_at = now(), status = ?, message = ? WHERE run_id = ?",
-                        [status, failures or None, self.run_id])
 
 
 _active_runs: set[str] = set()
@@ -152,10 +194,8 @@ def _may_be_alive(run_id: str, pid: int | None, host: str | None, live: set[str]
 
 def _end_mlflow_run(home: Path, mlflow_run_id: str) -> None:
     """End a dead process's MLflow run as KILLED if it still shows as running; failures are only logged."""
-    from mlflow.tracking import MlflowClient
-
     try:
-        client = MlflowClient(tracking_uri(home))
+        client = open_store(tracking_uri(home), home)  # its schema checked as cheaply as for the run to come
         if client.get_run(mlflow_run_id).info.status == "RUNNING":
             client.set_terminated(mlflow_run_id, status="KILLED")
     except Exception as exc:  # noqa: BLE001 - the warehouse row is what matters; MLflow is a view of it
@@ -178,13 +218,12 @@ def _crash_prefect_flow_run(flow_run_id: str) -> None:
 
 
 @contextmanager
-def tracked_run(wh: Warehouse, flow: str, params: BaseModel, prefect_flow_run_id: str | None = None) -> Iterator[TrackedRun]:
-    """Open a ``runs`` row and an MLflow run (config, code version) around a flow run; MLflow's store is opened
-    here, by the flows that log to it (:func:`tasks.mlflow_store.open_store`)."""
-    import mlflow
-
+def tracked_run(wh: Warehouse, flow: str, params: BaseModel, prefect_flow_run_id: str | None = None, *,
+                logs: bool = True) -> Iterator[TrackedRun]:
+    """Open a ``runs`` row around a flow run, and its MLflow run: from the start when the flow ``logs`` results
+    there, else only once a cell is computed or fails (:class:`TrackedRun`). A flow that raises always ends with
+    an MLflow run marked FAILED."""
     run_id = uuid.uuid4().hex
-    open_store(tracking_uri(wh.home), wh.home, f"babelbench-{flow}")  # first: ending a crashed run's MLflow run opens it
     mark_crashed_runs(wh)
     with wh.transaction() as cur:
         cur.execute(
@@ -193,20 +232,23 @@ def tracked_run(wh: Warehouse, flow: str, params: BaseModel, prefect_flow_run_id
             [run_id, flow, params.model_dump_json(), code_version(), prefect_flow_run_id, os.getpid(), socket.gethostname()])
     with _active_lock:
         _active_runs.add(run_id)
-    with mlflow.start_run(run_name=f"{flow}-{run_id[:8]}") as active:
-        mlflow.set_tags({"babelbench.flow": flow, "babelbench.run_id": run_id, "code_version": code_version(),
-                         "prefect.flow_run_id": prefect_flow_run_id or ""})
-        mlflow.log_params(_flat_params(params))
-        tracked = TrackedRun(wh, flow, params, run_id, active)
+    tracked = TrackedRun(wh, flow, params, run_id, prefect_flow_run_id)
+    try:
+        if logs:
+            tracked.track()
+        yield tracked
+    except BaseException as exc:
         with wh.transaction() as cur:
-            cur.execute("UPDATE runs SET mlflow_run_id = ? WHERE run_id = ?", [active.info.run_id, run_id])
+            cur.execute("UPDATE runs SET finished_at = now(), status = 'failed', message = ? WHERE run_id = ?",
+                        [f"{type(exc).__name__}: {exc}", run_id])
         try:
-            yield tracked
-        except BaseException as exc:
-            with wh.transaction() as cur:
-                cur.execute("UPDATE runs SET finished_at = now(), status = 'failed', message = ? WHERE run_id = ?",
-                            [f"{type(exc).__name__}: {exc}", run_id])
-            raise
-        finally:
-            with _active_lock:
-                _active_runs.discard(run_id)
+            tracked.track()
+            tracked.end("FAILED")
+        except Exception as mlflow_exc:  # noqa: BLE001 - the flow's own error is the one to raise; MLflow is a view
+            log.warning("could not mark the MLflow run of %s run %s failed: %s", flow, run_id, mlflow_exc)
+        raise
+    else:
+        tracked.end("FINISHED")
+    finally:
+        with _active_lock:
+            _active_runs.discard(run_id)

@@ -48,18 +48,21 @@ class Spending:
 def finish_run(run: TrackedRun, flow: str, outcomes: Sequence[StageOutcome], home: str) -> list[dict]:
     """Record the outcomes (warehouse, MLflow), publish the Prefect artifacts, return the rows for callers.
 
-    In MLflow what the run spent is tags, and the run is linked to the registered prompt templates its cells read.
+    In MLflow (when the flow run has an MLflow run) what the run spent is tags, and the run is linked to the
+    registered prompt templates its cells read.
     """
     run.finish(outcomes)
     spending = Spending.of(run_ledger(run.run_id, None))
     skipped = budget_skipped(run.wh, outcomes) if spending.stopped_by_budget else {}
-    publish_summary(flow, outcomes, home=home, mlflow_run_id=run.mlflow_run_id, spending=spending, skipped=skipped)
-    import mlflow
+    publish_summary(flow, outcomes, home=home, mlflow_run_id=run.mlflow_run_id if run.tracked else None,
+                    spending=spending, skipped=skipped)
+    if run.tracked:  # else every cell was a cache hit and nothing was logged: no MLflow run (see TrackedRun)
+        import mlflow
 
-    mlflow.set_tags({"babelbench.cost.calls": str(spending.calls), "babelbench.cost.tokens": str(spending.tokens),
-                     "babelbench.cost.usd": f"{spending.usd:.6f}",
-                     "babelbench.items_skipped_budget": str(sum(skipped.values()))})
-    link_templates(tracking_uri(run.wh.home), run.mlflow_run_id, run_templates(run.wh, run.run_id))
+        mlflow.set_tags({"babelbench.cost.calls": str(spending.calls), "babelbench.cost.tokens": str(spending.tokens),
+                         "babelbench.cost.usd": f"{spending.usd:.6f}",
+                         "babelbench.items_skipped_budget": str(sum(skipped.values()))})
+        link_templates(tracking_uri(run.wh.home), run.mlflow_run_id, run_templates(run.wh, run.run_id))
     return [o.as_row() for o in outcomes]
 
 

@@ -237,7 +237,16 @@ def rule_digest(lang: str) -> str | None:
     rule = all_rules().get(lang)
     if rule is None:
         return None
-    return hashlib.sha256(json.dumps(asdict(rule), sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+    return _digest(asdict(rule))
+
+
+def rules_digest() -> str:
+    """A hash of every effective rule: the warehouse's ``language_rules`` mirror is rewritten only when it changes."""
+    return _digest([asdict(rule) for rule in all_rules().values()])
+
+
+def _digest(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
 def rules_table() -> pa.Table:

@@ -19,8 +19,9 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -419,12 +420,22 @@ def _close_all() -> None:
             log.debug("closing %s at exit: %s", db.path, exc)
 
 
+@dataclass(frozen=True)
+class Reference:
+    """A table the caller owns the content of: a digest of its content, and its rows, built only when the
+    warehouse's copy has another digest (building Arrow rows from Python imports pandas: most of a second that a
+    small command would pay on every open for a table that rarely changes)."""
+
+    digest: str
+    rows: Callable[[], pa.Table]
+
+
 class Warehouse:
     """The warehouse under ``home``: migrations applied, views current; the DuckDB file opened per operation."""
 
-    def __init__(self, home: Path, *, read_only: bool = False, references: Mapping[str, pa.Table] | None = None) -> None:
-        """``references``: tables the caller owns the content of (the language rules), mirrored as given into the
-        warehouse each time a writable one is opened, so SQL can join them."""
+    def __init__(self, home: Path, *, read_only: bool = False, references: Mapping[str, Reference] | None = None) -> None:
+        """``references``: tables the caller owns the content of (the language rules), mirrored into the warehouse
+        when a writable one is opened and its copy differs, so SQL can join them."""
         self.home = home
         self.path = home / WAREHOUSE_FILE
         self.read_only = read_only
@@ -574,16 +585,22 @@ class Warehouse:
         listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
         cur.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet([{listing}], union_by_name = true)")
 
-    def _mirror(self, references: Mapping[str, pa.Table]) -> None:
-        """Replace each reference table by the rows given (one transaction)."""
+    def _mirror(self, references: Mapping[str, Reference]) -> None:
+        """Replace each reference table whose stored digest (the table's comment) is not the given one (one
+        transaction)."""
         if not references:
             return
         with self.transaction() as cur:
-            for name, table in references.items():
+            for name, reference in references.items():
+                stored = cur.execute("SELECT comment FROM duckdb_tables() WHERE table_name = ? AND schema_name ="
+                                     " current_schema()", [name]).fetchone()
+                if stored is not None and stored[0] == reference.digest:
+                    continue
                 view = f"_reference_{threading.get_ident()}"
-                cur.register(view, table)
+                cur.register(view, reference.rows())
                 try:
                     cur.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM {view}")
+                    cur.execute(f"COMMENT ON TABLE {name} IS '{reference.digest}'")
                 finally:
                     cur.unregister(view)
 

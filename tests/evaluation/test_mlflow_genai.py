@@ -198,10 +198,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
     import mlflow
 
     uri = f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
-    previous = mlflow.get_tracking_uri()
-    mlflow.set_tracking_uri(uri)
-    yield uri
-    mlflow.set_tracking_uri(previous)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("MLFLOW_TRACKING_URI", raising=False)  # MLflow copies its URI there; restored on exit
+        mlflow.set_tracking_uri(uri)
+        yield uri
+        mlflow.set_tracking_uri(None)
 
 
 def test_traces_are_written_in_batches_linked_to_their_run(store: str) -> None:

@@ -17,7 +17,8 @@ import pytest
 from tasks.errors import ConfigError
 from tasks.home import open_warehouse
 from tasks.warehouse import db, migrations, writers
-from tasks.warehouse.db import Warehouse
+from tasks.text.languages import OVERRIDES_ENV, reload_rules, rules_digest
+from tasks.warehouse.db import Reference, Warehouse
 from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir, sweep_abandoned
 
 
@@ -134,6 +135,28 @@ def test_language_rules_table_mirrors_the_csv(tmp_path: Path) -> None:
     with open_warehouse(tmp_path) as wh:
         got = dict(wh.query("SELECT lang, truncate_limit FROM language_rules"))
     assert got == {r["lang"]: int(r["truncate_limit"]) for r in rows}
+
+
+def test_the_rules_mirror_follows_a_changed_override_and_is_left_alone_when_unchanged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(OVERRIDES_ENV, raising=False)
+    monkeypatch.setenv("BABELBENCH_HOME", str(tmp_path))
+    reload_rules()
+    with open_warehouse(tmp_path) as wh:
+        assert wh.scalar("SELECT truncate_limit FROM language_rules WHERE lang = 'fi'") != 7
+    (tmp_path / "languages.csv").write_text("lang,truncate_limit\nfi,7\n", encoding="utf-8")
+    reload_rules()
+    try:
+        with open_warehouse(tmp_path) as wh:  # the rules changed: the mirror is rewritten
+            assert wh.scalar("SELECT truncate_limit FROM language_rules WHERE lang = 'fi'") == 7
+
+        def unexpected() -> None:
+            raise AssertionError("rows built again for an unchanged digest")
+
+        with Warehouse(tmp_path, references={"language_rules": Reference(rules_digest(), unexpected)}) as wh:
+            assert wh.scalar("SELECT truncate_limit FROM language_rules WHERE lang = 'fi'") == 7
+    finally:
+        reload_rules()
 
 
 def test_read_only_open_of_a_missing_warehouse_says_what_to_do(tmp_path: Path) -> None:
