@@ -176,7 +176,7 @@ class TranslateParams(QaRunParams):
 def translate_flow(params: TranslateParams) -> list[dict]:
     """Translate the accepted items into each target language (one cell each) through the quality gate."""
     home, force = params.home_dir(), params.forced_stages()
-    with flow_session(home) as wh, tracked_run(wh, "translate", params, flow_run.get_id()) as run:
+    with flow_session(home) as wh, tracked_run(wh, "translate", params, flow_run.get_id(), logs=False) as run:
         benchmark_definition(wh, params.benchmark)
         items = current_ref(wh, "qa-prescreen", params.benchmark)
         futures = {f"{params.benchmark}>{lang}": {"translate": translate_stage.submit(
