@@ -100,7 +100,7 @@ def test_the_run_is_tracked_in_mlflow(cirrus_home: Path) -> None:
     assert json.loads(run.data.params["langs"]) == LANGS == json.loads(params)["langs"]
     assert run.data.tags["code_version"]
     assert run.data.metrics == {}  # bookkeeping is a table and tags, not metrics to chart
-    assert run.data.tags["babelbench.cells.computed"] == str(3 * len(LANGS))  # download, documents, sitelinks
+    assert run.data.tags["babelbench.cells.computed"] == str(4 * len(LANGS))  # download, documents, sitelinks, appearance
     stages = mlflow.load_table("stages.json", run_ids=[mlflow_run_id])
     documents = stages[stages["stage"] == "documents"]
     assert dict(zip(documents["cell"], documents["fingerprint"], strict=True)) == fingerprints
