@@ -117,9 +117,9 @@ no source answer was accepted); percentages on a 0-100 scale; failed: responses 
 answered responses without a readable verdict:
 {_table(board_columns, board_rows)}
 
-Live benchmarks: the sample mirror has two dumps, {EARLIER_DATE} and {mirror.date}; the later adds the articles of
-{len(added)} topics ({', '.join(added)}: a football league, its clubs and their derby in every language, and
-single-language local topics). Each article is dated by the first dump it appeared in. {LIVE_XRAG} and
+Live benchmarks: the sample mirror has two dumps, {EARLIER_DATE} and {mirror.date}; the later adds the articles of a
+football league, its clubs and their derby in every language, and single-language local topics ({len(added)} topics:
+{', '.join(added)}). Each article is dated by the first dump it appeared in. {LIVE_XRAG} and
 {LIVE_BENCHMARK} are built from the new articles only (`qa build --window {LIVE_WINDOW}`); xrag, built over the
 whole later dump, has questions on old and new articles. `local` is registered with the knowledge cutoff
 {LOCAL_CUTOFF}, the earlier dump's day (the baselines have none: unknown). Each model's closed-book accuracy by
