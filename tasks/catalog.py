@@ -49,8 +49,8 @@ INFERENCE = Stage("inference", 3, ("instances", "import"), ("responses",), "eval
                   "{benchmark}/{setting}/{lang}/{model}")
 JUDGING = Stage("judging", 3, ("inference",), ("judgements",), "evaluate",  # 3: JSON verdicts, read strictly
                 "{benchmark}/{setting}/{lang}/{model}/{judge}")
-# 4: language shares of the answered, abstained
-SCORING = Stage("scoring", 4, ("judging", "inference"), ("leaderboard",), "evaluate", "{benchmark}/{model}")
+# 4: language shares of the answered, abstained; 5: XRAG's English baseline row split by window too
+SCORING = Stage("scoring", 5, ("judging", "inference"), ("leaderboard",), "evaluate", "{benchmark}/{model}")
 FEATURES = Stage("features", 1, ("inference",), ("features",), "features", "{benchmark}/{feature}")
 ARENA_JUDGING = Stage("arena-judging", 3, ("inference",), ("battles",), "arena",  # 3: JSON verdicts, read strictly
                       "{benchmark}/{lang}/{judge}")

@@ -221,21 +221,22 @@ def _panel_rows(wh: Warehouse, benchmark: str, model: str, judges: list[str]) ->
 
 
 def window_questions(wh: Warehouse, benchmark: str, recipe: str, model: str, judges: list[str],
-                     config: ScoringConfig, windows: dict[str, str]) -> dict[str, list[Question]]:
-    """Per setting, each question's share of the headline metric (over the slice the headline pools: XRAG's
-    non-English languages, ECLEKTIC's pairs) with its window; recipes without dated items (imports) have none."""
-    by_setting: dict[str, dict[str, tuple[int, int]]] = {}
+                     config: ScoringConfig, windows: dict[str, str]) -> dict[tuple[str, str], list[Question]]:
+    """Per (setting, language), each question's share of the headline metric with its window: the slice the
+    headline pools (``all``: XRAG's non-English languages, ECLEKTIC's pairs) and, for XRAG, its English baseline
+    row apart (the only language of its closed book, where memory alone answers); recipes without dated items
+    (imports) have none."""
+    by_slice: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
     if recipe == "xrag":
-        settings: dict[str, list[PanelRow]] = defaultdict(list)
+        slices: dict[tuple[str, str], list[PanelRow]] = defaultdict(list)
         for row in _panel_rows(wh, benchmark, model, judges)[1]:
-            if row.lang != BASELINE_LANG:
-                settings[row.setting].append(row)
-        by_setting = {s: question_accuracy(rows, config.judge_failures) for s, rows in settings.items()}
+            slices[(row.setting, BASELINE_LANG if row.lang == BASELINE_LANG else ALL)].append(row)
+        by_slice = {key: question_accuracy(rows, config.judge_failures) for key, rows in slices.items()}
     elif recipe == "eclektic":
         members = _eclektic_members(*_eclektic_targets(_judged_responses(wh, benchmark, model, judges)))
-        by_setting = {s: question_successes(_kept(rows, config.judge_failures)) for s, rows in members.items()}
-    return {setting: [Question(q, windows.get(q, "unknown"), hits, size) for q, (hits, size) in sorted(counts.items())]
-            for setting, counts in sorted(by_setting.items())}
+        by_slice = {(s, ALL): question_successes(_kept(rows, config.judge_failures)) for s, rows in members.items()}
+    return {key: [Question(q, windows.get(q, "unknown"), hits, size) for q, (hits, size) in sorted(counts.items())]
+            for key, counts in sorted(by_slice.items())}
 
 
 def language_ok(response: dict) -> bool | None:
@@ -291,8 +292,9 @@ def score_model(wh: Warehouse, benchmark: str, recipe: str, model: str, judges: 
         raise ConfigError(f"no scorer for recipe {recipe!r} (scorers: {', '.join(sorted(SCORERS))})")
     scores, note = SCORERS[recipe](wh, benchmark, model, judges, config)
     if windows is not None:
-        for setting, questions in window_questions(wh, benchmark, recipe, model, judges, config, windows).items():
-            scores += window_scores(questions, setting, HEADLINE[recipe], seed=config.seed, resamples=config.resamples)
+        for (setting, lang), questions in window_questions(wh, benchmark, recipe, model, judges, config, windows).items():
+            scores += window_scores(questions, setting, HEADLINE[recipe], lang=lang, seed=config.seed,
+                                    resamples=config.resamples)
     scores = _counted(scores, wh, benchmark, model, judges)
     mode = config.mkqa_mode if recipe == "mkqa" else "protocol"
     rows = [[benchmark, s.setting, s.lang, s.subset, model, s.metric, s.value, s.ci_low, s.ci_high, s.n, mode,

@@ -23,14 +23,14 @@ from tasks.warehouse.db import Warehouse
 def pooled_window_rows(wh: Warehouse, family: str, months: list[str] | None = None, models: list[str] | None = None,
                        config: ScoringConfig | None = None) -> list[dict[str, Any]]:
     """Leaderboard rows (the columns of ``leaderboard_rows``) of the window split pooled over ``months`` (all of the
-    family's when None), per model scored on them and setting; an unknown month is a ConfigError naming the known."""
+    family's when None), per model scored on them, setting and language slice; an unknown month is a ConfigError naming the known."""
     config = config or ScoringConfig()
     known = live_months(wh, family)
     chosen = months or known
     if missing := sorted(set(chosen) - set(known)):
         raise ConfigError(f"live benchmark {family}: no month {', '.join(missing)} (months: {', '.join(known) or 'none'})")
     registry = load_registry(home=wh.home)
-    pooled: dict[tuple[str, str, str], list[Question]] = defaultdict(list)
+    pooled: dict[tuple[str, str, str, str], list[Question]] = defaultdict(list)
     judges_of: dict[str, set[str]] = defaultdict(set)
     for month in chosen:
         benchmark = f"{family}-{month}"
@@ -42,13 +42,14 @@ def pooled_window_rows(wh: Warehouse, family: str, months: list[str] | None = No
             cutoff = registry.get(model).cutoff_day if model in registry.names else None
             windows = item_windows(wh, benchmark, cutoff) or {}
             judges_of[model].update(judges)
-            for setting, questions in window_questions(wh, benchmark, recipe, model, list(judges), config,
-                                                       windows).items():
-                pooled[(model, setting, recipe)] += [replace(q, question_id=f"{month}/{q.question_id}")
+            for (setting, lang), questions in window_questions(wh, benchmark, recipe, model, list(judges), config,
+                                                               windows).items():
+                pooled[(model, setting, lang, recipe)] += [replace(q, question_id=f"{month}/{q.question_id}")
                                                      for q in questions]
     rows = []
-    for (model, setting, recipe), questions in sorted(pooled.items()):
-        for s in window_scores(questions, setting, HEADLINE[recipe], seed=config.seed, resamples=config.resamples):
+    for (model, setting, lang, recipe), questions in sorted(pooled.items()):
+        for s in window_scores(questions, setting, HEADLINE[recipe], lang=lang, seed=config.seed,
+                               resamples=config.resamples):
             rows.append({"benchmark": family, "setting": s.setting, "lang": s.lang, "subset": s.subset, "model": model,
                          "metric": s.metric, "value": s.value, "ci_low": s.ci_low, "ci_high": s.ci_high, "n": s.n,
                          "answered": None, "failed": None, "judge_failed": None,

@@ -77,21 +77,22 @@ class Question:
     size: float
 
 
-def window_scores(questions: Iterable[Question], setting: str, metric: str, *, seed: int,
+def window_scores(questions: Iterable[Question], setting: str, metric: str, *, lang: str = ALL, seed: int,
                   resamples: int) -> list[Score]:
-    """``metric`` (a percentage) of each window with its clustered interval and n, and the gap before − after."""
+    """``metric`` (a percentage) of each window with its clustered interval and n, and the gap before − after, as
+    rows of the ``lang`` slice."""
     members = list(questions)
     scores = []
     for window in WINDOWS:
         inside = [q for q in members if q.window == window]
         value = as_percent(clustered_ratio_ci([q.hits for q in inside], [q.size for q in inside],
                                               n_resamples=resamples, seed=seed))
-        scores.append(Score(setting, ALL, window_subset(window), metric, *value, int(sum(q.size for q in inside))))
+        scores.append(Score(setting, lang, window_subset(window), metric, *value, int(sum(q.size for q in inside))))
     dated = [q for q in members if q.window != "unknown"]
     tables = np.array([[q.hits, q.size, 0.0, 0.0] if q.window == "before_cutoff" else [0.0, 0.0, q.hits, q.size]
                        for q in dated]).reshape(-1, 4)
     gap = clustered_statistic_ci(tables, _gap, n_resamples=resamples, seed=seed) if dated else (None, None, None)
-    scores.append(Score(setting, ALL, GAP_SUBSET, GAP_METRIC, *as_percent(gap), int(tables[:, [1, 3]].sum())))
+    scores.append(Score(setting, lang, GAP_SUBSET, GAP_METRIC, *as_percent(gap), int(tables[:, [1, 3]].sum())))
     return scores
 
 

@@ -50,6 +50,9 @@ DEFAULT_DATE = "20261101"
 #: The earlier dump of the two-date sample (:func:`build_live_mirror`): the wikis a month before, with fewer articles.
 EARLIER_DATE = "20261001"
 LOCAL_TOPICS = "topics-local.yaml"
+#: The topics the earlier dump of the two-date sample lacks entirely: a football league, its clubs and their derby,
+#: which mention each other, so the later dump adds articles that make related XRAG pairs among themselves.
+NEW_TOPICS = "topics-sports.yaml"
 # Real dumps put 100 pages in a stream; a few per stream gives the sample several streams.
 PAGES_PER_STREAM = 4
 # dewiki gets a newer date whose dump is still running, so discovery has a date to skip.
@@ -829,8 +832,9 @@ def build_sample_mirror(dest: Path, date: str = DEFAULT_DATE, *, content_dir: Pa
 
 def build_live_mirror(dest: Path, *, earlier: str = EARLIER_DATE, later: str = DEFAULT_DATE) -> tuple[SampleMirror, list[str]]:
     """The sample mirror with two dump dates, as a wiki grows between dumps: the ``earlier`` dump lacks every
-    second local topic (the ECLEKTIC-style facts, in QID order), which the ``later`` one adds.  Returns the mirror
-    (its ``date`` the later dump) and the QIDs new in the later dump."""
+    second local topic (the ECLEKTIC-style facts, in QID order) and every topic of ``NEW_TOPICS`` (related
+    articles in every language, which XRAG pairs), and the ``later`` one adds them.  Returns the mirror (its
+    ``date`` the later dump) and the QIDs new in the later dump, in order."""
     with tempfile.TemporaryDirectory() as scratch:
         content = Path(scratch) / "articles"
         shutil.copytree(CONTENT_DIR, content)
@@ -839,8 +843,11 @@ def build_live_mirror(dest: Path, *, earlier: str = EARLIER_DATE, later: str = D
         added = [topic["qid"] for topic in local[1::2]]
         document["topics"] = [t for t in document["topics"] if t["qid"] not in added]
         (content / LOCAL_TOPICS).write_text(yaml.safe_dump(document, allow_unicode=True, sort_keys=False), encoding="utf-8")
+        news = yaml.safe_load((content / NEW_TOPICS).read_text(encoding="utf-8"))["topics"]
+        added += [topic["qid"] for topic in news]
+        (content / NEW_TOPICS).unlink()
         build_sample_mirror(dest, earlier, content_dir=content)
-    return build_sample_mirror(dest, later), added
+    return build_sample_mirror(dest, later), sorted(added)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -37,16 +37,25 @@ def leaderboard_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
 
 
 WINDOW_SUMMARY = """
-    SELECT benchmark, setting, model, replace(subset, 'window:', '') AS window, metric, round(value, 3) AS value,
-           coalesce('[' || round(ci_low, 3) || ', ' || round(ci_high, 3) || ']', 'n/a') AS "95% interval", n
-    FROM leaderboard WHERE starts_with(subset, 'window:') AND lang = 'all' AND setting = 'closed_book'
-    ORDER BY benchmark, model, metric DESC, subset
+    WITH cells AS (
+        SELECT benchmark, model, lang, metric, replace(subset, 'window:', '') AS side,
+               coalesce(round(value, 1)::VARCHAR, 'n/a') || coalesce(' [' || round(ci_low, 1) || ', '
+                   || round(ci_high, 1) || ']', '') || ' (n=' || n || ')' AS cell
+        FROM leaderboard WHERE starts_with(subset, 'window:') AND setting = 'closed_book' AND list_contains(?, benchmark))
+    SELECT benchmark, model, lang, any_value(metric) FILTER (WHERE side <> 'before-after') AS metric,
+           any_value(cell) FILTER (WHERE side = 'before_cutoff') AS before_cutoff,
+           any_value(cell) FILTER (WHERE side = 'after_cutoff') AS after_cutoff,
+           any_value(cell) FILTER (WHERE side = 'unknown') AS unknown,
+           any_value(cell) FILTER (WHERE side = 'before-after') AS "gap: before - after"
+    FROM cells GROUP BY benchmark, model, lang ORDER BY benchmark, model, lang
 """
 
 
-def window_summary(wh: Warehouse) -> tuple[list[str], list[tuple]]:
-    """The leaderboard split by knowledge cutoff, closed book: each model's windows and contamination gap."""
-    return wh.query_with_columns(WINDOW_SUMMARY)
+def window_summary(wh: Warehouse, benchmarks: list[str]) -> tuple[list[str], list[tuple]]:
+    """The closed-book leaderboard of ``benchmarks`` split by knowledge cutoff, one row per model: each window's
+    headline (ECLEKTIC's over its pairs, XRAG's over its English questions, the only closed-book ones) with its
+    interval and n, and the contamination gap."""
+    return wh.query_with_columns(WINDOW_SUMMARY, [benchmarks])
 
 
 ARENA_SUMMARY = """

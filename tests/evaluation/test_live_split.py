@@ -39,23 +39,26 @@ ITEMS = {"q1": [1, 3], "q2": [3, 4], "q3": [2], "q4": [4], "q5": [99]}
 VERDICTS = {"q1": "yes", "q2": "no", "q3": "yes", "q4": "yes", "q5": "no"}
 
 
-def _benchmark(wh: Warehouse, name: str) -> None:
-    """Benchmark ``name``: the five items above, each asked once in German and answered by model m, judged by j."""
+def _benchmark(wh: Warehouse, name: str, asked: tuple[tuple[str, str], ...] = ((SETTING, "de"),)) -> None:
+    """Benchmark ``name``: the five items above, each asked once per (setting, language) of ``asked`` (German in
+    multilingual retrieval unless told) and answered by model m, judged by j."""
     with wh.transaction() as cur:
         cur.execute("INSERT INTO qa_benchmarks VALUES (?, 'xrag', ['en', 'de'], 'g', '{}', now())", [name])
         for item, pages in ITEMS.items():
             documents = "[" + ", ".join(f'{{"lang": "en", "page_id": {p}, "title": "t"}}' for p in pages) + "]"
             cur.execute("INSERT INTO qa_items (benchmark, item_id, recipe, lang, documents, status, generator,"
                         " fingerprint) VALUES (?, ?, 'xrag', 'en', ?, 'ok', 'g', 'fp')", [name, item, documents])
-            instance = f"{item}:de"
-            cur.execute("INSERT INTO instances (benchmark, instance_id, item_id, recipe, setting, lang, question,"
-                        " answer, source_lang, documents, seed, fingerprint) VALUES (?, ?, ?, 'xrag', ?, 'de',"
-                        " 'Frage?', 'Berlin', 'en', '[]', 0, 'fp')", [name, instance, item, SETTING])
-            cur.execute("INSERT INTO responses (benchmark, instance_id, model, setting, lang, status, answer,"
-                        " citations, template, fingerprint) VALUES (?, ?, 'm', ?, 'de', 'ok', 'Berlin', [], 't',"
-                        " 'fp')", [name, instance, SETTING])  # the gold answer itself: in the question's language
-            cur.execute("INSERT INTO judgements (benchmark, instance_id, model, judge, kind, verdict, status,"
-                        " fingerprint) VALUES (?, ?, 'm', 'j', 'correct', ?, 'ok', 'fp')", [name, instance, VERDICTS[item]])
+            for setting, lang in asked:
+                instance = f"{item}:{setting}:{lang}"
+                cur.execute("INSERT INTO instances (benchmark, instance_id, item_id, recipe, setting, lang, question,"
+                            " answer, source_lang, documents, seed, fingerprint) VALUES (?, ?, ?, 'xrag', ?, ?,"
+                            " 'Frage?', 'Berlin', 'en', '[]', 0, 'fp')", [name, instance, item, setting, lang])
+                cur.execute("INSERT INTO responses (benchmark, instance_id, model, setting, lang, status, answer,"
+                            " citations, template, fingerprint) VALUES (?, ?, 'm', ?, ?, 'ok', 'Berlin', [], 't',"
+                            " 'fp')", [name, instance, setting, lang])  # the gold answer itself: in its language
+                cur.execute("INSERT INTO judgements (benchmark, instance_id, model, judge, kind, verdict, status,"
+                            " fingerprint) VALUES (?, ?, 'm', 'j', 'correct', ?, 'ok', 'fp')",
+                            [name, instance, VERDICTS[item]])
 
 
 def _dumps(wh: Warehouse) -> None:
@@ -109,6 +112,22 @@ def test_a_model_with_a_cutoff_is_split_by_hand(tmp_path: Path) -> None:
         "window:unknown": ("accuracy", 0.0, 1),  # q5 no
         GAP_SUBSET: (GAP_METRIC, 50.0, 4),  # 100 - 50 points, over the 4 dated questions
     }
+
+
+def test_xrag_s_english_baseline_is_split_apart_from_the_pooled_languages(tmp_path: Path) -> None:
+    with Warehouse(tmp_path / "home") as wh:
+        _dumps(wh)
+        _benchmark(wh, "x", (("closed_book", "en"), (SETTING, "en"), (SETTING, "de")))
+        score_model(wh, "x", "xrag", "m", ["j"], ScoringConfig(resamples=200), "fp", item_windows(wh, "x", OCT))
+        rows = wh.query("SELECT setting, lang, subset, value, n FROM leaderboard WHERE starts_with(subset, 'window:')"
+                        " AND subset <> ?", [GAP_SUBSET])
+    split = {(setting, lang, subset): (value, n) for setting, lang, subset, value, n in rows}
+    # closed book is asked in English only: its split is the English row's, with no pooled `all` row
+    assert split[("closed_book", "en", "window:before_cutoff")] == (100.0, 2)  # q1 yes, q3 yes
+    assert split[("closed_book", "en", "window:after_cutoff")] == (50.0, 2)  # q2 no, q4 yes
+    assert ("closed_book", "all", "window:after_cutoff") not in split
+    # retrieval asked in English and German: English apart, `all` pools German alone (2 of 2 before, as above)
+    assert split[(SETTING, "en", "window:before_cutoff")] == split[(SETTING, "all", "window:before_cutoff")] == (100.0, 2)
 
 
 def test_a_model_without_a_cutoff_is_all_unknown(tmp_path: Path) -> None:

@@ -546,10 +546,11 @@ def test_a_duplicate_title_is_refused(tmp_path) -> None:
         load_content(tmp_path / "articles")
 
 
-def test_the_live_mirror_s_later_dump_adds_every_second_local_topic(tmp_path: Path) -> None:
+def test_the_live_mirror_s_later_dump_adds_every_second_local_topic_and_the_sports_topics(tmp_path: Path) -> None:
     mirror, added = build_live_mirror(tmp_path / "mirror")
     local = sorted(t["qid"] for t in _yaml("topics-local.yaml")["topics"] if t["kind"] != "disambiguation")
-    assert added == local[1::2]  # every second local topic, in QID order
+    sports = [t["qid"] for t in _yaml("topics-sports.yaml")["topics"]]
+    assert added == sorted(local[1::2] + sports)  # every second local topic, in QID order, and the whole league
 
     def items(date: str) -> set[str]:
         root = tmp_path / "mirror" / "other" / "cirrussearch" / date
