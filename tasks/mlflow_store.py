@@ -32,13 +32,13 @@ from tasks.warehouse.db import wait_seconds
 
 SQLITE = "sqlite:///"
 TRACKING_ENV = "MLFLOW_TRACKING_URI"
+EXPERIMENT_ENV = "MLFLOW_EXPERIMENT_ID"
 STAMP_SUFFIX = ".schema.json"
 
 
 def open_store(uri: str, home: Path, experiment: str | None = None) -> Any:
     """A client of the store ``uri``; with ``experiment``, MLflow is also pointed at the store and that experiment
     (artifacts under the home, created if missing) is made current."""
-    import mlflow
     from filelock import FileLock
     from mlflow.tracking import MlflowClient
 
@@ -54,23 +54,25 @@ def open_store(uri: str, home: Path, experiment: str | None = None) -> Any:
         if stamp is not None and head is not None:
             _record(stamp, head)
     if experiment is not None:
-        _set_tracking_uri(uri)
-        mlflow.set_experiment(experiment)
+        _point_mlflow(uri, experiment)
     return client
 
 
-def _set_tracking_uri(uri: str) -> None:
-    """MLflow's current store, without MLflow's copy of it into ``MLFLOW_TRACKING_URI``: that variable is the user's
-    choice of store for every home, so a process that then opens another home (a worker, a test session) would
-    track into the first home's store."""
+def _point_mlflow(uri: str, experiment: str) -> None:
+    """Make ``uri`` and ``experiment`` MLflow's current store and experiment, without MLflow's copies of them into
+    ``MLFLOW_TRACKING_URI`` and ``MLFLOW_EXPERIMENT_ID``: the first is the user's choice of store for every home,
+    and both are inherited by child processes, so a process that then opens another home (a worker, a test
+    session) or starts a command would track into the first home's store and experiment."""
     import mlflow
 
-    chosen = os.environ.get(TRACKING_ENV)
+    chosen = {name: os.environ.get(name) for name in (TRACKING_ENV, EXPERIMENT_ENV)}
     mlflow.set_tracking_uri(uri)
-    if chosen is None:
-        os.environ.pop(TRACKING_ENV, None)
-    else:
-        os.environ[TRACKING_ENV] = chosen
+    mlflow.set_experiment(experiment)
+    for name, value in chosen.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _schema_head(stamp: Path) -> str:

@@ -147,14 +147,17 @@ def test_the_index_is_part_of_the_ranker_spec_and_an_approximate_one_of_its_name
         make_ranker("dense@annoy:m", cpu)
 
 
-def test_the_placement_is_recorded_on_the_mlflow_run(tmp_path: Path) -> None:
+def test_the_placement_is_recorded_on_the_mlflow_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import mlflow
 
     from tasks.placement import log_placement
     from tasks.tracking import tracking_uri
 
+    for copied in ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_ID"):  # MLflow copies its choices there: restored after
+        monkeypatch.delenv(copied, raising=False)
     mlflow.set_tracking_uri(tracking_uri(tmp_path))
-    with mlflow.start_run() as run:
+    experiment = mlflow.create_experiment("placement")  # this store's own, not the process's last experiment
+    with mlflow.start_run(experiment_id=experiment) as run:
         log_placement(Placement("cuda:1", "fp16"))
     assert mlflow.get_run(run.info.run_id).data.params == {"placement.device": "cuda", "placement.precision": "fp16"}
 

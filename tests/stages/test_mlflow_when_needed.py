@@ -68,9 +68,10 @@ def test_a_flow_that_logs_has_its_mlflow_run_from_the_start(home: Path) -> None:
 def test_opening_one_home_s_store_does_not_send_another_home_s_runs_there(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("MLFLOW_EXPERIMENT_ID", raising=False)
     first, second = tmp_path / "first", tmp_path / "second"
-    open_store(tracking_uri(first), first, "babelbench-import")  # MLflow itself would copy the URI into the variable
-    assert "MLFLOW_TRACKING_URI" not in os.environ
+    open_store(tracking_uri(first), first, "babelbench-import")  # MLflow itself copies URI and experiment there
+    assert "MLFLOW_TRACKING_URI" not in os.environ and "MLFLOW_EXPERIMENT_ID" not in os.environ
     assert tracking_uri(second) == f"sqlite:///{second / 'mlflow.db'}"
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'team.db'}")  # a user's choice stays theirs
