@@ -297,7 +297,8 @@ def test_a_deployment_run_through_a_worker_fills_the_warehouse(registered: dict[
     with Warehouse(home) as wh:
         latest = wh.scalar("SELECT run_id FROM runs WHERE flow = 'corpus' ORDER BY started_at DESC LIMIT 1")
         cells = dict(wh.query("SELECT stage || ':' || cell, status FROM artifacts WHERE run_id = ?", [latest]))
-    assert cells == {"download:uk": "cached", "documents:uk": "cached", "sitelinks:uk": "computed"}
+    assert cells == {"download:uk": "cached", "documents:uk": "cached", "appearance:uk": "cached",
+                     "sitelinks:uk": "computed"}
 
 
 def test_a_backfill_deployment_run_through_a_worker_computes_only_the_new_language(registered: dict[str, str],
@@ -330,7 +331,7 @@ def test_a_backfill_deployment_run_through_a_worker_computes_only_the_new_langua
         langs = wh.scalar("SELECT langs FROM clir_collections WHERE name = 'c'")
     assert sorted(runs[r] for r in set(runs) - before) == ["clir-build", "corpus"]  # the backfill's two runs
     computed = {(stage, cell) for stage, cell, status in cells if status == "computed"}
-    assert computed == {("download", "ja"), ("documents", "ja"), ("sitelinks", "ja"), ("index", "ja"),
+    assert computed == {("download", "ja"), ("documents", "ja"), ("appearance", "ja"), ("sitelinks", "ja"), ("index", "ja"),
                         ("retrieval", "ja"), ("qrels", "c:ja>en"), ("qrels", "c:ja>de"), ("qrels", "c:en>ja"),
                         ("qrels", "c:de>ja")}
     assert {status for stage, cell, status in cells if (stage, cell) not in computed} == {"cached"}

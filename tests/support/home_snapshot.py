@@ -63,6 +63,7 @@ EXCLUDED: dict[str, set[str]] = {
     "qa_reviews": {"decided_at"},
     "evaluations": {"created_at", "mlflow_run_id"},
     "stage_runs": {"finished_at"},
+    "document_dates": {"revised_at"},  # not wall-clock: documents_raw.timestamp, compared there
 }
 #: tables and views that are logs of runs, compared through a projection of their state instead
 PROJECTED = {
