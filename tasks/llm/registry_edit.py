@@ -19,6 +19,7 @@ from tasks.errors import ConfigError
 from tasks.llm.registry import (
     REGISTRY_FILE,
     ModelSpec,
+    Registry,
     default_registry,
     describe_error,
     notice_edits,
@@ -57,12 +58,7 @@ def add_model(entry: dict[str, Any], home: Path) -> tuple[Path, list[Any]]:
         old_text = ""
         entries = [s.model_dump(mode="json", exclude_defaults=True) for s in before.models] + [new_entry]
         text = HEADER + yaml.safe_dump({"models": entries}, sort_keys=False, allow_unicode=True)
-    _check(text, target)
-    home.mkdir(parents=True, exist_ok=True)
-    remember_registry(target, before, home=home,
-                      content_hash=hashlib.sha256(old_text.encode()).hexdigest() if existing else "")
-    atomic_write_text(target, text)
-    return target, _announce(target, home)
+    return _write(target, text, before, old_text if existing else None, home)
 
 
 def edit_model(name: str, changes: dict[str, Any], home: Path) -> tuple[Path, list[Any]]:
@@ -83,10 +79,16 @@ def edit_model(name: str, changes: dict[str, Any], home: Path) -> tuple[Path, li
         else:
             entry[field] = value
     text = (HEADER if not existing else "") + yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    return _write(target, text, before, old_text if existing else None, home)
+
+
+def _write(target: Path, text: str, before: Registry, old_text: str | None, home: Path) -> tuple[Path, list[Any]]:
+    """Check ``text`` as a registry, remember the registry it replaces (``old_text`` None: no file on disk yet),
+    write it atomically and announce the changes; (file, changes)."""
     _check(text, target)
     home.mkdir(parents=True, exist_ok=True)
     remember_registry(target, before, home=home,
-                      content_hash=hashlib.sha256(old_text.encode()).hexdigest() if existing else "")
+                      content_hash=hashlib.sha256(old_text.encode()).hexdigest() if old_text is not None else "")
     atomic_write_text(target, text)
     return target, _announce(target, home)
 
