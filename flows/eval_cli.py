@@ -203,7 +203,7 @@ def leaderboard(
     the arena's ratings over all languages (one table per judge, then one per knowledge-cutoff window where the
     benchmark has them); for a live family (--benchmark xrag-live over
     xrag-live-YYYY-MM), the window split pooled over the chosen months."""
-    from tasks.metrics import live_months, pooled_window_rows
+    from tasks.qa import live_months
     from tasks.stages import leaderboard_rows, overall_ratings
 
     if output not in ("table", "json", "csv"):
@@ -212,6 +212,8 @@ def leaderboard(
 
     def read(wh: Warehouse) -> list[dict]:
         if months or (not leaderboard_rows(wh, benchmark, chosen) and live_months(wh, benchmark)):
+            from tasks.metrics import pooled_window_rows  # scoring's imports (SciPy) only for a live family
+
             return pooled_window_rows(wh, benchmark, split_list(months) if months else None, chosen)
         return leaderboard_rows(wh, benchmark, chosen)
 

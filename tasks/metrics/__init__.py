@@ -6,7 +6,6 @@ __all__, __getattr__ = lazy_face(__name__, {
     "ScoringConfig": "leaderboard",
     "failed_responses": "leaderboard",
     "judge_agreement": "agreement",
-    "live_months": "live",
     "pooled_window_rows": "live",
     "score_eclektic_file": "eclektic",
     "score_files": "mkqa",

@@ -10,6 +10,7 @@ __all__, __getattr__ = lazy_face(__name__, {
     "export_sheet": "review",
     "import_decisions": "review",
     "live_release": "live",
+    "live_months": "live",
     "newest_month": "live",
     "parse_window": "window",
     "require_qid_coverage": "eclektic",

@@ -12,8 +12,9 @@ from scipy import stats
 from tasks.errors import ConfigError
 from tasks.llm.registry import MODELS_ENV
 from tasks.metrics.leaderboard import ScoringConfig, score_model
-from tasks.metrics.live import live_months, pooled_window_rows
+from tasks.metrics.live import pooled_window_rows
 from tasks.metrics.windows import GAP_METRIC, GAP_SUBSET, Question, item_windows, question_window, window_scores
+from tasks.qa.live import live_months
 from tasks.warehouse.db import Warehouse
 from tests.support.warehouse_docs import ingest_dump
 
