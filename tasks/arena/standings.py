@@ -77,10 +77,7 @@ def system_windows(wh: Warehouse, benchmark: str, models: list[str]) -> dict[str
     the benchmark has no dated articles (nothing to split). A system without a cutoff is left out."""
     registry = load_registry(home=wh.home)
     cutoffs = {model: registry.get(model).cutoff_day for model in sorted(set(models)) if model in registry.names}
-    if instance_windows(wh, benchmark, None) is None:
-        return None
-    return {model: instance_windows(wh, benchmark, cutoff) or {} for model, cutoff in cutoffs.items()
-            if cutoff is not None}
+    return instance_windows(wh, benchmark, {model: cutoff for model, cutoff in cutoffs.items() if cutoff is not None})
 
 
 def battle_window(verdict: OrderedVerdict, windows: Mapping[str, Mapping[str, str]]) -> str | None:

@@ -10,7 +10,7 @@ and computes both windows on that same draw.  See docs/live-benchmarks.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -44,6 +44,23 @@ def question_window(cutoff: date | None, articles: Sequence[tuple[date | None, d
 def item_windows(wh: Warehouse, benchmark: str, cutoff: date | None) -> dict[str, str] | None:
     """item id → window for every item of ``benchmark``; None when no item has a dated supporting article (an
     imported benchmark, whose page ids are another wiki's, or a home without dated dumps): nothing to split."""
+    dates = _item_dates(wh, benchmark)
+    return None if dates is None else {item: question_window(cutoff, articles) for item, articles in dates.items()}
+
+
+def instance_windows(wh: Warehouse, benchmark: str, cutoffs: Mapping[str, date]) -> dict[str, dict[str, str]] | None:
+    """system → instance id → its item's window relative to that system's cutoff, for what is judged per instance
+    (arena battles); None when the benchmark has nothing to split. The dates are read once for every system."""
+    dates = _item_dates(wh, benchmark)
+    if dates is None:
+        return None
+    item_of = dict(wh.query("SELECT instance_id, item_id FROM instances WHERE benchmark = ?", [benchmark]))
+    return {system: {instance: question_window(cutoff, dates[item]) if item in dates else "unknown"
+                     for instance, item in item_of.items()} for system, cutoff in cutoffs.items()}
+
+
+def _item_dates(wh: Warehouse, benchmark: str) -> dict[str, list[tuple[date | None, date | None]]] | None:
+    """item id → its supporting articles' ``(first_dump, appeared_after)``; None when none is dated."""
     rows = wh.query(
         "WITH docs AS (SELECT i.item_id, u.doc.lang AS lang, u.doc.page_id AS page_id FROM qa_items i,"
         " unnest(from_json(i.documents, '[{\"lang\": \"VARCHAR\", \"page_id\": \"BIGINT\"}]')) AS u(doc)"
@@ -54,17 +71,7 @@ def item_windows(wh: Warehouse, benchmark: str, cutoff: date | None) -> dict[str
         " WHERE i.benchmark = ? GROUP BY i.item_id", [benchmark, benchmark])
     if not any(first is not None for _, dates in rows for first, _ in dates or []):
         return None
-    return {item_id: question_window(cutoff, [tuple(d) for d in dates or []]) for item_id, dates in rows}
-
-
-def instance_windows(wh: Warehouse, benchmark: str, cutoff: date | None) -> dict[str, str] | None:
-    """instance id → its item's window (:func:`item_windows`), for what is judged per instance (arena battles);
-    None when the benchmark has nothing to split."""
-    items = item_windows(wh, benchmark, cutoff)
-    if items is None:
-        return None
-    return {instance: items.get(item, "unknown") for instance, item in wh.query(
-        "SELECT instance_id, item_id FROM instances WHERE benchmark = ?", [benchmark])}
+    return {item_id: [tuple(d) for d in dates or []] for item_id, dates in rows}
 
 
 @dataclass(frozen=True)

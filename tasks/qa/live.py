@@ -71,9 +71,10 @@ def live_release(wh: Warehouse, recipe: str, langs: list[str], benchmark: str | 
     stored = wh.scalar("SELECT config FROM qa_benchmarks WHERE benchmark = ?", [name])
     if stored is not None:
         built = (json.loads(stored).get(recipe) or {}).get("window")
-        if built is None or Window.model_validate(built) != window:
+        earlier = Window.model_validate(built) if built is not None else None
+        if earlier != window:
             raise ConfigError(
-                f"live build: benchmark {name} exists, built with the window "
-                f"{Window.model_validate(built) if built else 'none'}; the window of the latest dumps is {window}, and a live build never overwrites another one: "
-                "name the benchmark (--benchmark) or ingest the next month's dump")
+                f"live build: benchmark {name} exists, built with the window {earlier or 'none'}; the window of the"
+                f" latest dumps is {window}, and a live build never overwrites another one: name the benchmark"
+                " (--benchmark) or ingest the next month's dump")
     return name, window
