@@ -183,9 +183,9 @@ def rerun(
                                                         " scope).")] = None,
 ) -> None:
     """Recompute one stage on one scope with its last run's parameters; everything else is a cache hit."""
-    from flows.rerun import RerunParams, rerun_stage_flow
+    from flows.rerun import RerunParams, rerun_stage
 
-    run_flow(rerun_stage_flow, lambda: RerunParams(
+    run_flow(rerun_stage, lambda: RerunParams(
         stage=stage, scope=scope, langs=split_list(langs) if langs else None,  # type: ignore[arg-type]
         models=split_list(models) if models else None, home=os.environ[HOME_ENV]))
 

@@ -174,9 +174,12 @@ def narrowed(owner: Owner, params: RerunParams, previous: dict[str, Any]) -> dic
     return changes
 
 
-@flow(name="rerun-stage", log_prints=True)
-def rerun_stage_flow(params: RerunParams) -> list[dict]:
-    """The owning flow again, on the parameters that define the scope, with the stage forced in the chosen cells."""
+def rerun_stage(params: RerunParams) -> list[dict]:
+    """The owning flow again, on the parameters that define the scope, with the stage forced in the chosen cells.
+
+    ``babelbench rerun`` calls this directly, so a rerun from the terminal is one flow run, the owner's (a
+    command answers in seconds, and a second flow engine would add one); the Prefect UI's form runs it as the
+    ``rerun-stage`` flow, with the owner's run as its subflow."""
     home = str(resolve_home(params.home))
     owner = STAGE_OWNER[params.stage]
     try:
@@ -187,3 +190,9 @@ def rerun_stage_flow(params: RerunParams) -> list[dict]:
     print(f"rerunning {params.stage} of {owner.flow} on {params.scope}"
           + "".join(f", {key} {', '.join(changes[key])}" for key in SELECTING if key in changes))
     return owner.run(owner.params.model_validate(previous | changes))
+
+
+@flow(name="rerun-stage", log_prints=True)
+def rerun_stage_flow(params: RerunParams) -> list[dict]:
+    """:func:`rerun_stage` as a flow: what the ``rerun-stage`` deployment's form in the Prefect UI runs."""
+    return rerun_stage(params)

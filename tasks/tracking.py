@@ -72,8 +72,10 @@ class TrackedRun:
     """One flow run being tracked; :meth:`finish` records the outcomes everywhere.
 
     Its MLflow run starts on first use (:meth:`track`), not with the flow: opening MLflow's store costs seconds,
-    and a command whose every cell was a cache hit has nothing new to show there (the ``runs`` row and Prefect
-    record it). Flows that log results track from the start; the others when a cell was computed or failed.
+    and MLflow is where results are read — evaluations, and the prompts and spend of the models that built a
+    benchmark. Flows that log results track from the start; a build flow when its cells used a model
+    (:func:`tasks.stages.reporting.finish_run`). Every run's bookkeeping is its ``runs`` row, its ``artifacts``
+    rows and its Prefect flow run's artifacts.
     """
 
     def __init__(self, wh: Warehouse, flow: str, params: BaseModel, run_id: str, prefect_flow_run_id: str | None) -> None:
@@ -112,11 +114,11 @@ class TrackedRun:
         return self.track().info.experiment_id
 
     def finish(self, outcomes: Sequence[StageOutcome]) -> None:
-        """End the ``runs`` row; in MLflow (when anything was logged, computed or failed), the cell counts as tags
-        and every cell (status, rows, issues, fingerprint, seconds, message) as one table, ``stages.json`` —
-        bookkeeping, not metrics to chart."""
+        """End the ``runs`` row; in MLflow (when this run has an MLflow run), the cell counts as tags and every
+        cell (status, rows, issues, fingerprint, seconds, message) as one table, ``stages.json`` — bookkeeping,
+        not metrics to chart."""
         counts = {status: sum(1 for o in outcomes if o.status == status) for status in ("computed", "cached", "failed")}
-        if self.tracked or counts["computed"] or counts["failed"]:
+        if self.tracked:
             self._log_outcomes(outcomes, counts)
         status = "failed" if counts["failed"] else "completed"
         failures = "; ".join(f"{o.stage}[{o.cell}]: {o.error}" for o in outcomes if o.error)
@@ -135,7 +137,6 @@ class TrackedRun:
         import mlflow
         import pandas as pd
 
-        self.track()
         mlflow.set_tags({f"babelbench.cells.{status}": str(count) for status, count in counts.items()})
         seconds = {(stage, cell): total for stage, cell, total in self.wh.query(
             "SELECT stage, cell, sum(seconds) FROM artifacts WHERE run_id = ? GROUP BY ALL", [self.run_id])}
@@ -220,9 +221,9 @@ def _crash_prefect_flow_run(flow_run_id: str) -> None:
 @contextmanager
 def tracked_run(wh: Warehouse, flow: str, params: BaseModel, prefect_flow_run_id: str | None = None, *,
                 logs: bool = True) -> Iterator[TrackedRun]:
-    """Open a ``runs`` row around a flow run, and its MLflow run: from the start when the flow ``logs`` results
-    there, else only once a cell is computed or fails (:class:`TrackedRun`). A flow that raises always ends with
-    an MLflow run marked FAILED."""
+    """Open a ``runs`` row around a flow run, and its MLflow run from the start when the flow ``logs`` results
+    there (else later, if ever: :class:`TrackedRun`). A flow that raises ends its MLflow run, if it has one, as
+    FAILED."""
     run_id = uuid.uuid4().hex
     mark_crashed_runs(wh)
     with wh.transaction() as cur:
@@ -242,7 +243,6 @@ def tracked_run(wh: Warehouse, flow: str, params: BaseModel, prefect_flow_run_id
             cur.execute("UPDATE runs SET finished_at = now(), status = 'failed', message = ? WHERE run_id = ?",
                         [f"{type(exc).__name__}: {exc}", run_id])
         try:
-            tracked.track()
             tracked.end("FAILED")
         except Exception as mlflow_exc:  # noqa: BLE001 - the flow's own error is the one to raise; MLflow is a view
             log.warning("could not mark the MLflow run of %s run %s failed: %s", flow, run_id, mlflow_exc)

@@ -72,10 +72,11 @@ def _strings(value: Any) -> Iterable[str]:
             yield from _strings(item)
 
 
-def run_templates(wh: Warehouse, run_id: str) -> list[str]:
-    """The templates whose hash the stage cells of flow run ``run_id`` read, by name."""
+def run_templates(wh: Warehouse, run_id: str, *, computed_only: bool = False) -> list[str]:
+    """The templates whose hash the stage cells of flow run ``run_id`` read (with ``computed_only``, the cells it
+    computed rather than found cached), by name."""
     known = {template_hash(name): name for name in available_templates()}
-    used = {known[text] for (config,) in wh.query("SELECT config FROM artifacts WHERE run_id = ? AND config IS NOT NULL",
-                                                   [run_id])
+    used = {known[text] for (config,) in wh.query("SELECT config FROM artifacts WHERE run_id = ? AND config IS NOT NULL"
+                                                   " AND (NOT ? OR status = 'computed')", [run_id, computed_only])
             for text in _strings(json.loads(config)) if text in known}
     return sorted(used)

@@ -48,15 +48,20 @@ class Spending:
 def finish_run(run: TrackedRun, flow: str, outcomes: Sequence[StageOutcome], home: str) -> list[dict]:
     """Record the outcomes (warehouse, MLflow), publish the Prefect artifacts, return the rows for callers.
 
-    In MLflow (when the flow run has an MLflow run) what the run spent is tags, and the run is linked to the
-    registered prompt templates its cells read.
+    A build flow whose computed cells read a prompt template, or that paid a model call, opens its MLflow run
+    here: the prompts that wrote a benchmark and what they cost belong beside the evaluations. One that only
+    read files and the warehouse (an import, a corpus, instances) has nothing there an MLflow user reads, and
+    opening the store would cost a small command seconds; its stage table is a Prefect artifact and warehouse
+    rows. In MLflow what the run spent is tags, and the run is linked to the registered templates its cells read.
     """
-    run.finish(outcomes)
     spending = Spending.of(run_ledger(run.run_id, None))
+    if spending.calls or run_templates(run.wh, run.run_id, computed_only=True):
+        run.track()
+    run.finish(outcomes)
     skipped = budget_skipped(run.wh, outcomes) if spending.stopped_by_budget else {}
     publish_summary(flow, outcomes, home=home, mlflow_run_id=run.mlflow_run_id if run.tracked else None,
                     spending=spending, skipped=skipped)
-    if run.tracked:  # else every cell was a cache hit and nothing was logged: no MLflow run (see TrackedRun)
+    if run.tracked:
         import mlflow
 
         mlflow.set_tags({"babelbench.cost.calls": str(spending.calls), "babelbench.cost.tokens": str(spending.tokens),

@@ -9,7 +9,6 @@ import shutil
 import zlib
 from pathlib import Path
 
-import mlflow
 import pytest
 from typer.testing import CliRunner
 
@@ -22,7 +21,6 @@ from tasks.errors import InputFormatError, TruncatedInputError
 from tasks.sample.mirror import SampleMirror, build_sample_mirror, load_content
 from tasks.stage import StageOutput
 from tasks.text.languages import reload_rules
-from tasks.tracking import tracking_uri
 from tasks.warehouse.db import Warehouse
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
@@ -90,22 +88,22 @@ def test_downloads_are_verified_against_published_checksums(cirrus_home: Path) -
     assert rows == [(lang, "cirrus", True) for lang in sorted(LANGS)]
 
 
-def test_the_run_is_tracked_in_mlflow(cirrus_home: Path) -> None:
+def test_the_run_is_recorded_in_the_warehouse_and_not_in_mlflow(cirrus_home: Path) -> None:
+    """An ingest used no model: its parameters, code version and cells are warehouse rows; MLflow is left alone."""
     with Warehouse(cirrus_home) as wh:
-        mlflow_run_id, params = wh.query("SELECT mlflow_run_id, params FROM runs ORDER BY started_at LIMIT 1")[0]
+        mlflow_run_id, params, code, run_id = wh.query(
+            "SELECT mlflow_run_id, params, code_version, run_id FROM runs ORDER BY started_at LIMIT 1")[0]
+        cells = wh.query("SELECT stage, count(*), min(seconds) FROM artifacts WHERE run_id = ? AND status = 'computed'"
+                         " GROUP BY stage ORDER BY stage", [run_id])
         en_docs = wh.scalar("SELECT count(*) FROM documents WHERE lang = 'en'")
-        fingerprints = {c: f for c, f in wh.query("SELECT cell, fingerprint FROM artifacts WHERE stage = 'documents'")}
-    mlflow.set_tracking_uri(tracking_uri(cirrus_home))
-    run = mlflow.get_run(mlflow_run_id)
-    assert json.loads(run.data.params["langs"]) == LANGS == json.loads(params)["langs"]
-    assert run.data.tags["code_version"]
-    assert run.data.metrics == {}  # bookkeeping is a table and tags, not metrics to chart
-    assert run.data.tags["babelbench.cells.computed"] == str(4 * len(LANGS))  # download, documents, sitelinks, appearance
-    stages = mlflow.load_table("stages.json", run_ids=[mlflow_run_id])
-    documents = stages[stages["stage"] == "documents"]
-    assert dict(zip(documents["cell"], documents["fingerprint"], strict=True)) == fingerprints
-    assert documents[documents["cell"] == "en"].iloc[0]["rows"] == en_docs
-    assert (documents["seconds"] > 0).all()
+        documents = wh.scalar("SELECT rows FROM stage_runs WHERE stage = 'documents' AND cell = 'en'")
+    assert json.loads(params)["langs"] == LANGS and code
+    assert mlflow_run_id is None and not (cirrus_home / "mlflow.db").exists()
+    # download, documents, sitelinks and appearance, once per language, each timed
+    assert [(stage, count) for stage, count, _ in cells] == [
+        (stage, len(LANGS)) for stage in sorted(("appearance", "documents", "download", "sitelinks"))]
+    assert all(seconds > 0 for _, _, seconds in cells)
+    assert documents == en_docs
 
 
 def test_rerun_is_all_cache_hits_and_backfill_computes_only_the_new_language(mirror: SampleMirror, cirrus_home: Path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from mlflow.tracking import MlflowClient
 from typer.testing import CliRunner
 
 from flows.cli import app
@@ -24,6 +25,7 @@ from tasks.instances.build import InstanceConfig
 from tasks.llm import Budget
 from tasks.qa.eclektic import context_of
 from tasks.qa.xrag_config import XragConfig
+from tasks.tracking import tracking_uri
 from tasks.warehouse.db import Warehouse
 from tests.support import chat_replies
 from tests.support.fake_llm_server import FakeLLMServer, Fault
@@ -169,6 +171,14 @@ def test_translation_keeps_failing_items_with_their_reason_and_instances_use_onl
             exported[(setting, lang)] += 1
             assert record["question"] == questions[record["item_id"]]
     assert exported == Counter((r["setting"], r["lang"]) for r in made)
+    # in MLflow: the builds a model wrote, linked to their prompts; the instances, which no model touched, not
+    with Warehouse(qa_home) as wh:
+        runs = dict(wh.query("SELECT flow, mlflow_run_id FROM runs"))
+    client = MlflowClient(tracking_uri(qa_home))
+    for flow, template in (("qa-build", "babelbench.eclektic_qa"), ("translate", "babelbench.translate")):
+        linked = json.loads(client.get_run(runs[flow]).data.tags["mlflow.linkedPrompts"])
+        assert template in {link["name"] for link in linked}
+    assert runs["instances"] is None
 
 
 def test_an_xrag_build_records_pairs_steps_and_items_and_a_rerun_is_free(qa_home: Path, server: FakeLLMServer) -> None:
