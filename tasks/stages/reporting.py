@@ -55,7 +55,7 @@ def finish_run(run: TrackedRun, flow: str, outcomes: Sequence[StageOutcome], hom
     rows. In MLflow what the run spent is tags, and the run is linked to the registered templates its cells read.
     """
     spending = Spending.of(run_ledger(run.run_id, None))
-    if spending.calls or run_templates(run.wh, run.run_id, computed_only=True):
+    if not run.tracked and (spending.calls or run_templates(run.wh, run.run_id, computed_only=True)):
         run.track()
     run.finish(outcomes)
     skipped = budget_skipped(run.wh, outcomes) if spending.stopped_by_budget else {}

@@ -423,8 +423,8 @@ def _close_all() -> None:
 @dataclass(frozen=True)
 class Reference:
     """A table the caller owns the content of: a digest of its content, and its rows, built only when the
-    warehouse's copy has another digest (building Arrow rows from Python imports pandas: most of a second that a
-    small command would pay on every open for a table that rarely changes)."""
+    warehouse's copy has another digest, so the open every command makes does not rebuild and rewrite a table
+    that rarely changes."""
 
     digest: str
     rows: Callable[[], pa.Table]
