@@ -1,4 +1,7 @@
-"""``babelbench models``: list the model registry, add an entry to it, change an entry's fields.
+"""``babelbench models``: list the model registry, check that a model can be used, add an entry, change its fields.
+
+``models check`` is :mod:`tasks.llm.check`: the same check every run makes
+before a model's first call, printed as a table (or JSON).
 
 ``models add`` validates the entry as a registry load would (the same
 messages), refuses a name that is taken, and writes the registry file
@@ -14,7 +17,7 @@ announces the edit.
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -22,7 +25,8 @@ from flows.cli_support import command_group, fail
 from tasks.errors import ConfigError
 from tasks.settings import HOME_ENV
 
-models_app = command_group("The model registry: which models exist, how to reach them, their limits and prices.")
+models_app = command_group("The model registry: which models exist, how to reach them, whether they can be used, their limits"
+                           " and prices.")
 
 
 def _home() -> Path:
@@ -38,16 +42,62 @@ def models_list(as_json: Annotated[bool, typer.Option("--json", help="Print a JS
         registry = load_registry(home=_home())
     except ConfigError as exc:
         fail(exc)
+    structured = _structured_modes(registry)
     if as_json:
-        typer.echo(json.dumps([spec.model_dump(mode="json") for spec in registry.models], ensure_ascii=False))
+        typer.echo(json.dumps([spec.model_dump(mode="json") | {"structured": structured[spec.name] or None}
+                               for spec in registry.models], ensure_ascii=False))
         return
     typer.echo(f"# {registry.source}")
     columns = ("name", "backend", "model", "mode", "base_url", "price_in", "price_out", "knowledge_cutoff")
-    rows = [[str(getattr(spec, c) if getattr(spec, c) is not None else "") for c in columns] for spec in registry.models]
+    rows = [[str(getattr(spec, c) if getattr(spec, c) is not None else "") for c in columns] + [structured[spec.name]]
+            for spec in registry.models]
+    columns += ("structured",)
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
     typer.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip())
     for row in rows:
         typer.echo("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+
+
+def _structured_modes(registry: Any) -> dict[str, str]:
+    """Each model's structured-output mode as the home remembers it: learned by its check, '?' not yet learned,
+    '' for backends that need none learned (in-process models, and the SDKs that have their own way)."""
+    from tasks.llm import EndpointMemory
+
+    memory = EndpointMemory(_home())
+    try:
+        return {spec.name: (record.structured if (record := memory.get(spec)) else "?") if spec.backend == "openai"
+                else "" for spec in registry.models}
+    except ConfigError as exc:
+        fail(exc)
+
+
+@models_app.command("check")
+def models_check(
+    name: Annotated[str, typer.Argument(help="The registry name of the model to check.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the findings as one JSON object.")] = False,
+    relearn: Annotated[bool, typer.Option(
+        "--relearn", help="Learn the structured-output mode and the served model again instead of using what the home"
+        " remembers (after the server changed, or to accept another model under this name).")] = False,
+) -> None:
+    """Check that a model can be used: reachable, its id served, chat and/or completion, the structured-output mode
+    its server takes, one timed call, the context length where the server says it, usage and prices.
+    Exits 0 when usable, 1 with the reason."""
+    from tasks.llm import EndpointMemory, check_model, load_registry
+
+    try:
+        spec = load_registry(home=_home()).get(name)
+        check = check_model(spec, EndpointMemory(_home()), relearn=relearn)
+    except ConfigError as exc:
+        fail(exc)
+    if as_json:
+        typer.echo(json.dumps(check.as_json(), ensure_ascii=False))
+    else:
+        rows = check.rows()
+        width = max(len(label) for label, _ in rows)
+        for label, value in rows:
+            typer.echo(f"{label.ljust(width)}  {value}")
+    if not check.usable:
+        raise typer.Exit(1)
 
 
 @models_app.command("add")
@@ -91,7 +141,9 @@ def models_edit(
     name: Annotated[str, typer.Argument(help="The registry name of the model to change.")],
     knowledge_cutoff: Annotated[Optional[str], typer.Option(
         help="Last month (YYYY-MM) or day (YYYY-MM-DD) of the training data; 'unknown' removes it.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Provider model id, as the server lists it.")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="Endpoint, e.g. http://host:8000/v1.")] = None,
+    mode: Annotated[Optional[str], typer.Option(help="chat | completion.")] = None,
     max_concurrency: Annotated[Optional[int], typer.Option(help="Requests in flight at once.")] = None,
     rpm: Annotated[Optional[int], typer.Option(help="Requests per minute allowed.")] = None,
     tpm: Annotated[Optional[int], typer.Option(help="Tokens per minute allowed.")] = None,
@@ -103,7 +155,7 @@ def models_edit(
     from tasks.llm import edit_model
     from tasks.prefect_api import running_api
 
-    given = {"base_url": base_url, "max_concurrency": max_concurrency, "rpm": rpm, "tpm": tpm, "price_in": price_in,
+    given = {"model": model, "base_url": base_url, "mode": mode, "max_concurrency": max_concurrency, "rpm": rpm, "tpm": tpm, "price_in": price_in,
              "price_out": price_out, "timeout": timeout, "knowledge_cutoff": knowledge_cutoff}
     changes = {key: value for key, value in given.items() if value is not None}
     if knowledge_cutoff == "unknown":

@@ -8,7 +8,9 @@ theirs is called.
 """
 
 from tasks.llm.budget import Budget, BudgetLedger, estimate_cost, run_ledger
+from tasks.llm.check import ModelCheck, check_model
 from tasks.llm.client import LLMClient
+from tasks.llm.endpoints import EndpointMemory
 from tasks.llm.prompts import prompt_request, render, template_hash
 from tasks.llm.registry import ModelSpec, Registry, load_registry
 from tasks.llm.registry_edit import add_model, edit_model
@@ -28,16 +30,19 @@ __all__ = [
     "BudgetLedger",
     "CallResult",
     "ChatMessage",
+    "EndpointMemory",
     "LLMClient",
     "LLMError",
     "LLMRequest",
     "LLMResponse",
     "MalformedResponseError",
+    "ModelCheck",
     "ModelSpec",
     "PermanentLLMError",
     "Registry",
     "TransientLLMError",
     "add_model",
+    "check_model",
     "edit_model",
     "estimate_cost",
     "load_registry",

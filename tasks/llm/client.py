@@ -4,11 +4,14 @@
 request, in order; one item failing never fails the batch.  An ``ok`` row of ``llm_calls`` answers a
 request without a call (``failed`` rows are not served); every attempt must fit the :class:`Budget`, and
 the first that does not stops the rest as ``skipped_budget``; the concurrency and rate limits are the
-model's, shared by every batch of the process (:class:`_CallLoop`); transient errors are retried, an
-endpoint refusing connections ``UNREACHABLE_AFTER`` times is down (:class:`_Breaker`); outcomes are stored
-as each call ends (:class:`_GroupCommit`), and ``CallResult.answer`` is the reply past any echo of the prompt.
+model's, shared by every batch of the process (:class:`_CallLoop`); before a model's first call the process
+checks it (:mod:`tasks.llm.check`) and a model that fails makes no call; transient errors are retried, a
+refused request is not, and an endpoint refusing connections ``UNREACHABLE_AFTER`` times, or requests
+alike ``REFUSED_ALIKE_AFTER`` times, stops its model's calls (:class:`_Breaker`); outcomes are stored as
+each call ends (:class:`_GroupCommit`), and ``CallResult.answer`` is the reply past any echo of the prompt.
 
-See ``docs/models-and-backends.md``, "Calls: limits, retries, the call cache, budgets and prompts".
+See ``docs/models-and-backends.md``, "Calls: limits, retries, the call cache, budgets and prompts" and
+"Your own server".
 """
 
 from __future__ import annotations
@@ -23,19 +26,22 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, TypeVar
 
-import httpx
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 from tqdm import tqdm
 
 from tasks.errors import ConfigError
-from tasks.llm.backends import Backend, create_backend
+from tasks.llm.backends import Backend, NegotiatesStructure, create_backend
 from tasks.llm.budget import Budget, BudgetLedger, estimate_cost, estimated_tokens
 from tasks.llm.cache import FinishedCall, cached_responses, request_hash, store_calls
+from tasks.llm.check import ModelCheck, ModelUnusableError, check_model
+from tasks.llm.endpoints import EndpointMemory, Negotiation
 from tasks.llm.parsing import echo_end
-from tasks.llm.registry import ModelSpec, Registry
+from tasks.llm.registry import IN_PROCESS_BACKENDS, ModelSpec, Registry
+from tasks.llm.server_errors import connection_refused
 from tasks.llm.types import (
     CallResult,
     LLMError,
@@ -43,6 +49,7 @@ from tasks.llm.types import (
     LLMResponse,
     MalformedResponseError,
     PermanentLLMError,
+    RefusedRequestError,
     TransientLLMError,
 )
 from tasks.retry import RetryPolicy
@@ -58,92 +65,103 @@ _RETRYABLE = (TransientLLMError, MalformedResponseError)
 #: at once); three in a row, with no answer between them, is an endpoint that is not there.  A batch then spends
 #: about one backoff instead of every request's retries (minutes for a handful of requests).
 UNREACHABLE_AFTER = 3
+#: Identical refusals in a row (same status, same words) after which a model's requests stop: a wrong model id, a
+#: refused key or a field the server will not take fails every request the same way, and paying for each in turn
+#: tells nothing more.  A refusal that quotes each request's own numbers (a prompt too long) is never identical.
+REFUSED_ALIKE_AFTER = 3
 #: Seconds an open breaker fails calls before it lets one through to see whether the endpoint is back: a process
 #: that outlives a run (a worker, a notebook) then resumes calling a revived endpoint; a new process starts closed.
+#: A failed check waits as long before it is made again.
 REPROBE_AFTER_S = 30.0
 
 
-class EndpointUnreachableError(PermanentLLMError):
-    """The model's endpoint refused its last connections: its requests fail without a call until it is back."""
+class BreakerOpenError(PermanentLLMError):
+    """The model's breaker is open: its requests fail without a call until it lets one through again."""
+
+
+class EndpointUnreachableError(BreakerOpenError):
+    """The model's endpoint refused its last connections."""
+
+
+class RepeatedRefusalError(BreakerOpenError):
+    """The model's server refused its last requests, each the same way."""
 
 
 class _Breaker:
-    """One model's circuit breaker: opens after ``UNREACHABLE_AFTER`` refused connections in a row.
+    """One model's circuit breaker: opens after ``UNREACHABLE_AFTER`` refused connections in a row, or after
+    ``REFUSED_ALIKE_AFTER`` requests in a row that the server refused with the same words.
 
-    Only refusals count (nothing listens, the host cannot be reached, DNS or
-    TLS fail before a request is sent): a timeout, a 429 or a 5xx comes from a
-    live server and stays a transient error retried with backoff.  Any answer
-    of the endpoint, even an error status, closes the breaker.  While open,
-    every attempt fails at once; after ``REPROBE_AFTER_S`` the next attempt is
-    sent, and one more refusal opens it again.  Used on the call loop's thread
-    only, so it needs no lock.
+    Refused connections count when nothing listens, the host cannot be
+    reached, DNS or TLS fail before a request is sent; a timeout, a 429 or a
+    bare 5xx comes from a live server and stays a transient error retried with
+    backoff.  Refused requests (:class:`RefusedRequestError`) count while each
+    is refused like the one before.  Any other outcome closes the breaker.
+    While open, every attempt fails at once; after ``REPROBE_AFTER_S`` the next
+    attempt is sent, and one more failure of the same kind opens it again.
+    Used on the call loop's thread only, so it needs no lock.
     """
 
     def __init__(self, name: str) -> None:
         self._name = name
         self._refused = 0
+        self._alike: tuple[str, int] = ("", 0)
         self._opened_at: float | None = None
-        self._last: LLMError | None = None
+        self._open: BreakerOpenError | None = None
 
     def check(self) -> None:
-        """Raise :class:`EndpointUnreachableError` while the breaker is open and not yet due for a probe."""
-        if self._opened_at is None:
+        """Raise the open breaker's error while it is open and not yet due for a probe."""
+        if self._opened_at is None or self._open is None:
             return
         if time.monotonic() - self._opened_at < REPROBE_AFTER_S:
-            raise self._unreachable()
-        self._opened_at = None  # half open: this attempt probes, a refusal reopens at once
-        self._refused = UNREACHABLE_AFTER - 1
+            raise type(self._open)(str(self._open))  # the same words for every request it stops, each its own error
+        # half open: this attempt probes, one more failure of the kind reopens at once
+        self._opened_at = None
+        if isinstance(self._open, EndpointUnreachableError):
+            self._refused = UNREACHABLE_AFTER - 1
+        else:
+            self._alike = (self._alike[0], REFUSED_ALIKE_AFTER - 1)
 
     def answered(self) -> None:
-        self._refused = 0
+        self._refused, self._alike = 0, ("", 0)
 
     def failed(self, error: LLMError) -> LLMError:
-        """Count ``error`` if it is a refused connection; the error the attempt ends with (unreachable once open)."""
-        if not _refused(error):
-            self._refused = 0
+        """Count ``error``; the error the attempt ends with (the breaker's once a refused connection opens it)."""
+        if connection_refused(error):
+            self._alike = ("", 0)
+            self._refused += 1
+            if self._refused < UNREACHABLE_AFTER:
+                return error
+            return self._opens(EndpointUnreachableError(
+                f"endpoint unreachable: model {self._name!r} refused {UNREACHABLE_AFTER} connections in a row"
+                f" (last: {error}); its calls stop here, a later run tries again"))
+        self._refused = 0
+        if not isinstance(error, RefusedRequestError):
+            self._alike = ("", 0)
             return error
-        self._refused += 1
-        self._last = error
-        if self._refused < UNREACHABLE_AFTER:
-            return error
+        signature, count = self._alike
+        self._alike = (error.signature, count + 1 if error.signature == signature else 1)
+        if self._alike[1] >= REFUSED_ALIKE_AFTER:
+            self._opens(RepeatedRefusalError(
+                f"not sent: the server refused model {self._name!r}'s last {self._alike[1]} requests the same way"
+                f" ({error}); its calls stop here, a later run tries again"))
+        return error  # this request was refused for itself: its own reason, not the breaker's
+
+    def _opens(self, error: BreakerOpenError) -> BreakerOpenError:
         if self._opened_at is None:
-            log.error("model %r: %d connections in a row refused; its remaining calls fail without a call (%s)",
-                      self._name, self._refused, error)
-        self._opened_at = time.monotonic()
-        return self._unreachable()
-
-    def _unreachable(self) -> EndpointUnreachableError:
-        """The same words for every request it stops, so a summary of the run's failures shows one reason."""
-        return EndpointUnreachableError(
-            f"endpoint unreachable: model {self._name!r} refused {UNREACHABLE_AFTER} connections in a row"
-            f" (last: {self._last}); its calls stop here, a later run tries again")
-
-
-def _refused(error: BaseException) -> bool:
-    """Whether ``error`` comes from a connection that could not be opened (httpx's ConnectError, an OS refusal).
-
-    The backends raise our own error from the SDK's, which keeps the HTTP
-    client's exception as its cause: the chain says what the message cannot.
-    """
-    seen: set[int] = set()
-    pending: list[BaseException | None] = [error]
-    while pending:
-        current = pending.pop()
-        if current is None or id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, (httpx.ConnectError, ConnectionRefusedError)):
-            return True
-        pending += [current.__cause__, current.__context__]
-    return False
+            log.error("model %r: its remaining calls fail without a call: %s", self._name, error)
+        self._opened_at, self._open = time.monotonic(), error
+        return error
 
 
 class _Limits:
-    """One model's concurrency gate, requests-/tokens-per-minute limiters (leaky buckets) and circuit breaker."""
+    """One model's concurrency gate, requests-/tokens-per-minute limiters (leaky buckets), circuit breaker and the
+    outcome of its check per home (with the structured-output mode its calls use)."""
 
     def __init__(self, spec: ModelSpec) -> None:
         self.gate = asyncio.Semaphore(spec.max_concurrency)
         self.breaker = _Breaker(spec.name)
+        self.checking = asyncio.Lock()
+        self.checks: dict[Path, tuple[ModelCheck, float, Negotiation | None]] = {}
         self._requests = AsyncLimiter(spec.rpm, 60) if spec.rpm else None
         self._tokens = AsyncLimiter(spec.tpm, 60) if spec.tpm else None
         self._tpm = spec.tpm or 0
@@ -155,6 +173,30 @@ class _Limits:
         if self._tokens is not None:
             # one request larger than a minute's allowance still goes, after waiting for a full bucket
             await self._tokens.acquire(min(estimated_tokens(request), self._tpm))
+
+    async def checked(self, spec: ModelSpec, home: Path) -> Negotiation | None:
+        """The model's check in ``home``, made once per process (a failed one again after ``REPROBE_AFTER_S``);
+        raises :class:`ModelUnusableError` when it failed.  In-process models need none."""
+        if spec.backend in IN_PROCESS_BACKENDS:
+            return None
+        async with self.checking:
+            known = self.checks.get(home)
+            if known is None or (not known[0].usable and time.monotonic() - known[1] >= REPROBE_AFTER_S):
+                memory = EndpointMemory(home)
+                # in a worker thread, on its own loop: the check reads files and, for a key in a Secret block,
+                # the Prefect API, which must not hold up other models' calls on this loop
+                check = await asyncio.to_thread(check_model, spec, memory)
+                negotiation = Negotiation(spec, memory, memory.get(spec)) if check.usable else None
+                known = self.checks[home] = (check, time.monotonic(), negotiation)
+                if check.usable:
+                    log.info("model %r checked: structured output by %s", spec.name, check.structured or "its backend")
+                else:
+                    log.error("model %r failed its check, so none of its calls are made: %s", spec.name, check.reason)
+        check, _, negotiation = known
+        if not check.usable:
+            raise ModelUnusableError(f"model {spec.name!r} failed its check, so none of its calls were made:"
+                                     f" {check.reason} (babelbench models check {spec.name} shows the whole check)")
+        return negotiation
 
 
 class _CallLoop:
@@ -304,8 +346,14 @@ class LLMClient:
 
     async def _call_all(self, batch: _Batch, limits: _Limits) -> dict[str, CallResult]:
         """The batch's pending requests, on the call loop, at most the model's concurrency at a time."""
+        try:
+            negotiation = await limits.checked(batch.spec, Path(self.wh.home))
+        except ModelUnusableError as unusable:  # every request fails for it, unsent: rows with the reason, no call
+            return {key: CallResult("failed", key, error=str(unusable)) for key in batch.pending}
         # made in a worker thread: loading a local model takes seconds, and other models' calls share this loop
         backend = await asyncio.to_thread(create_backend, batch.spec)
+        if negotiation is not None and isinstance(backend, NegotiatesStructure):
+            backend.use(negotiation)
         outcomes: dict[str, CallResult] = {}
 
         commits = _GroupCommit(self.wh)
@@ -368,7 +416,7 @@ class LLMClient:
                     finally:
                         ledger.settle(reservation, _usage(spec, response))
                     limits.breaker.answered()
-        except EndpointUnreachableError as failure:
+        except BreakerOpenError as failure:
             if not sent:  # nothing was sent: no call to record, and a rerun tries it like any failed request
                 return CallResult("failed", key, error=str(failure)), None
             error = str(failure)
@@ -470,6 +518,9 @@ def _log_summary(model_name: str, stage: str, results: Sequence[CallResult]) -> 
     counts = Counter(result.status for result in results)
     spent = sum(result.cost_usd for result in results)
     log.info("%s on %s: %s; $%.4f spent", stage, model_name, dict(counts), spent)
+    reasons = Counter(result.error for result in results if result.status == "failed" and result.error)
+    for reason, count in reasons.most_common(3):  # what to fix, once per distinct reason (a refused field, say)
+        log.warning("%s on %s: %d calls failed: %s", stage, model_name, count, reason)
     if counts["skipped_budget"]:
         log.warning("%s on %s: %d requests skipped by the budget; rerun with a new budget to resume",
                     stage, model_name, counts["skipped_budget"])

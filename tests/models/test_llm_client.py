@@ -8,11 +8,13 @@ records what was asked and returns at once.
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -101,9 +103,48 @@ def _refusing(name: str, port: int, **overrides: object) -> Registry:
     return Registry(models=(ModelSpec.model_validate(fields),), source="test")
 
 
+@contextmanager
+def _served_on(port: int) -> Iterator[FakeLLMServer]:
+    """A fake server bound to ``port``, so that a model registered there before is served, then gone again."""
+
+    class OnThePort(fake_llm_server.QuietServer):
+        def server_bind(self) -> None:
+            self.server_address = ("127.0.0.1", port)
+            super().server_bind()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fake_llm_server, "QuietServer", OnThePort)
+        with FakeLLMServer() as server:
+            yield server
+
+
+def _gone_after_its_check(wh: Warehouse, name: str, *, policy: RetryPolicy = POLICY,
+                          sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                          **overrides: object) -> tuple[LLMClient, int]:
+    """A client whose model ``name`` passed its check and answered, after which its server went away: a server that
+    dies in the middle of a run (a model that is down from the start never gets a call: see the next tests)."""
+    port = _closed_port()
+    client = LLMClient(wh, _refusing(name, port, **overrides), policy=policy, sleep=sleep)
+    with _served_on(port):
+        assert [r.status for r in client.run_sync(name, _prompts("warm-up"), stage="t")] == ["ok"]
+    return client, port
+
+
+def test_a_model_down_from_the_start_fails_its_check_and_no_call_is_made(wh: Warehouse) -> None:
+    sleep = SleepRecorder()
+    client = LLMClient(wh, _refusing("down-at-start", _closed_port()), policy=POLICY, sleep=sleep)
+    results = client.run_sync("down-at-start", _prompts("sierra", "tango"), stage="t")
+    # each request a failed result with the check's reason, none sent, nothing waited for, nothing stored
+    assert [(r.status, r.attempts) for r in results] == [("failed", 0)] * 2
+    assert all(re.fullmatch(r"model 'down-at-start' failed its check, so none of its calls were made: nothing answers"
+                            r" at http://127\.0\.0\.1:\d+/v1/ \(.*\); is the server running\? \(babelbench models"
+                            r" check down-at-start shows the whole check\)", r.error or "") for r in results), results
+    assert sleep.waits == [] and wh.query("SELECT count(*) FROM llm_calls") == [(0,)]
+
+
 def test_a_refusing_endpoint_opens_the_breaker_and_the_models_other_requests_fail_at_once(wh: Warehouse) -> None:
     sleep = SleepRecorder()
-    client = LLMClient(wh, _refusing("down-once", _closed_port()), policy=POLICY, sleep=sleep)
+    client, _ = _gone_after_its_check(wh, "down-once", sleep=sleep)
     results = client.run_sync("down-once", _prompts("sierra", "tango", "uniform", "victor", "whiskey"), stage="t")
     assert [r.status for r in results] == ["failed"] * 5
     assert all((r.error or "").startswith("endpoint unreachable: model 'down-once' refused 3 connections in a row")
@@ -114,14 +155,14 @@ def test_a_refusing_endpoint_opens_the_breaker_and_the_models_other_requests_fai
     assert [r.attempts for r in results] == [3, 0, 0, 0, 0]
     assert sleep.waits == [pytest.approx(0.01), pytest.approx(0.02)]
     # the attempt made is recorded (failed, so never served); requests never sent leave no row
-    assert wh.query("SELECT status, attempts FROM llm_calls") == [("failed", 3)]
+    assert wh.query("SELECT status, attempts FROM llm_calls WHERE status = 'failed'") == [("failed", 3)]
 
 
 def test_a_refusing_endpoint_stops_a_batch_within_seconds_under_the_default_policy(wh: Warehouse) -> None:
     # the default policy waits 1 + 2 + 4 + 8 s (plus up to 1 s of jitter each) between a request's five attempts:
     # 8 requests four at a time took ~2 x 15 s before the breaker.  Now the four first attempts, refused together,
     # open it; the two requests that had to wait their first backoff (<= 2 s) then fail without a call.
-    client = LLMClient(wh, _refusing("down-default", _closed_port(), max_concurrency=4))
+    client, _ = _gone_after_its_check(wh, "down-default", policy=RetryPolicy(), max_concurrency=4)
     started = time.monotonic()
     results = client.run_sync("down-default", _prompts(*(f"mkqa {n}" for n in range(8))), stage="t")
     assert time.monotonic() - started < 5.0
@@ -130,22 +171,14 @@ def test_a_refusing_endpoint_stops_a_batch_within_seconds_under_the_default_poli
 
 
 def test_a_later_run_calls_a_revived_endpoint_again(wh: Warehouse, monkeypatch: pytest.MonkeyPatch) -> None:
-    port = _closed_port()
-    client = LLMClient(wh, _refusing("revived", port), policy=POLICY, sleep=SleepRecorder())
+    client, port = _gone_after_its_check(wh, "revived")
     first = client.run_sync("revived", _prompts("xray", "yankee"), stage="t")
     assert [(r.status, r.attempts) for r in first] == [("failed", 3), ("failed", 0)]
 
     # a later run: a new process starts with a closed breaker; this one lets a probe through once
     # REPROBE_AFTER_S has passed (made 0 here instead of waiting)
     monkeypatch.setattr(client_module, "REPROBE_AFTER_S", 0.0)
-
-    class OnThePort(fake_llm_server.QuietServer):
-        def server_bind(self) -> None:
-            self.server_address = ("127.0.0.1", port)
-            super().server_bind()
-
-    monkeypatch.setattr(fake_llm_server, "QuietServer", OnThePort)
-    with FakeLLMServer() as revived:
+    with _served_on(port) as revived:
         second = client.run_sync("revived", _prompts("xray", "yankee"), stage="t")
         assert [r.status for r in second] == ["ok", "ok"]  # called, not served from a cache of the failure
         assert len(revived.calls) == 2
@@ -164,10 +197,9 @@ def test_timeouts_429_and_5xx_in_a_row_never_open_the_breaker(server: FakeLLMSer
 
 
 def test_an_open_breaker_stops_its_own_model_only(server: FakeLLMServer, wh: Warehouse) -> None:
-    down = _refusing("down-beside", _closed_port())
-    live = _registry(server)
-    client = LLMClient(wh, Registry(models=(*down.models, *live.models), source="test"), policy=POLICY,
-                       sleep=SleepRecorder())
+    gone, _ = _gone_after_its_check(wh, "down-beside")
+    client = LLMClient(wh, Registry(models=(*gone.registry.models, *_registry(server).models), source="test"),
+                       policy=POLICY, sleep=SleepRecorder())
     assert [r.status for r in client.run_sync("down-beside", _prompts("alpha", "bravo"), stage="t")] == ["failed"] * 2
     assert [r.status for r in client.run_sync("fake", _prompts("alpha", "bravo"), stage="t")] == ["ok"] * 2
 

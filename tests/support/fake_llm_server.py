@@ -17,6 +17,19 @@ each template), else an echo of the prompt, which holds no answer of the
 model's own.  Every request is recorded (path, JSON body, headers, arrival
 time).  The server stops when its ``with`` block ends, and on its own after
 ``lifetime`` seconds.
+
+Like a real server it answers ``GET /v1/models`` (the ids given as ``models``;
+404 when none are given, as servers without a list do) and takes the
+structured-output fields in ``structured`` (``json_schema`` by default): a
+request asking another way is refused as ``refusal`` says, and one asking a
+way it takes gets, when no rule or fault says otherwise, the smallest object
+its schema allows — a constrained model can say nothing else.  The ``grammar``
+field is ignored, as servers other than llama.cpp's ignore unknown fields.
+The requests of a model's check (:data:`tasks.llm.check.CHECK_PROMPTS`, and
+the model list) are kept apart in :attr:`FakeLLMServer.checks`, so that
+:attr:`FakeLLMServer.calls` holds a run's own calls, and the scripts and
+replies a test gives are for its run's prompts: a check is answered as the
+server's model would answer it unprompted (the echo, or the schema's object).
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
+from tasks.llm.check import CHECK_PROMPTS
 from tests.support.loopback_http import BackgroundServer, QuietServer
 
 if TYPE_CHECKING:
@@ -102,10 +116,41 @@ def reply_text(prompt: str) -> str:
     return f"echo: {prompt}"
 
 
+#: How a server refuses a structured-output field it does not take: the status and the error body.
+Refusal = tuple[int, dict[str, Any]]
+REFUSED_FIELD: Refusal = (400, {"error": {"message": "this server does not support that response_format",
+                                          "type": "invalid_request_error", "param": "response_format"}})
+
+
+def structured_mode(body: dict[str, Any]) -> str:
+    """Which rung of the structured-output ladder a request asks by (``none`` when it asks by none)."""
+    form = body.get("response_format")
+    if isinstance(form, dict) and form.get("type") == "json_schema":
+        return "json_schema"
+    if isinstance(form, dict) and form.get("type") == "json_object":
+        return "json_object_schema" if "schema" in form else "json_object"
+    return "none"
+
+
+def smallest_object(schema: dict[str, Any]) -> Any:
+    """The smallest value ``schema`` allows: an enum's first value, empty strings, zeros, required keys only."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {key: smallest_object(properties.get(key, {})) for key in schema.get("required", [])}
+    return {"string": "", "integer": 0, "number": 0, "boolean": False, "array": []}.get(kind)
+
+
 class _State:
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, models: list[str] | None, structured: tuple[str, ...], refusal: Refusal) -> None:
         self.lock = threading.Lock()
         self.delay = delay
+        self.models = models
+        self.structured = structured
+        self.refusal = refusal
+        self.checks: list[RecordedCall] = []
         self.scripts: dict[str, deque[Fault]] = defaultdict(deque)
         self.replies: list[tuple[str, Reply]] = []
         self.calls: list[RecordedCall] = []
@@ -120,10 +165,20 @@ class _State:
                     return faults.popleft()
         return None
 
-    def reply(self, prompt: str) -> str:
+    def reply(self, prompt: str, body: dict[str, Any], checking: bool) -> str:
+        """The rule's reply to a run's prompt; else, and always to a check's, what a constrained model must say,
+        or the echo."""
         with self.lock:
-            reply = next((reply for needle, reply in reversed(self.replies) if needle in prompt), None)
+            rules = () if checking else reversed(self.replies)
+            reply = next((reply for needle, reply in rules if needle in prompt), None)
         if reply is None:
+            mode = structured_mode(body)
+            if mode == "json_object":
+                return "{}"
+            if mode != "none":
+                form = body["response_format"]
+                schema = form["json_schema"]["schema"] if mode == "json_schema" else form["schema"]
+                return json.dumps(smallest_object(schema))
             return reply_text(prompt)
         return reply if isinstance(reply, str) else reply(prompt)
 
@@ -136,12 +191,23 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature of the base class
         """Quiet: the request log is ``FakeLLMServer.calls``."""
 
+    def do_GET(self) -> None:  # noqa: N802 - name fixed by http.server
+        state = self.server.state
+        with state.lock:
+            state.checks.append(RecordedCall(self.path, {}, {k.lower(): v for k, v in self.headers.items()},
+                                             time.monotonic()))
+        if self.path != "/v1/models" or state.models is None:
+            self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        self._send_json(200, {"object": "list", "data": [{"id": model, "object": "model", "owned_by": "fake"}
+                                                         for model in state.models]})
+
     def do_POST(self) -> None:  # noqa: N802 - name fixed by http.server
         state = self.server.state
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+        call = RecordedCall(self.path, body, {k.lower(): v for k, v in self.headers.items()}, time.monotonic())
         with state.lock:
-            state.calls.append(RecordedCall(self.path, body, {k.lower(): v for k, v in self.headers.items()},
-                                            time.monotonic()))
+            (state.checks if prompt_of(body) in CHECK_PROMPTS else state.calls).append(call)
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
         try:
@@ -155,7 +221,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         prompt = prompt_of(body)
-        fault = state.take_fault(prompt)
+        checking = prompt in CHECK_PROMPTS
+        fault = None if checking else state.take_fault(prompt)
         if fault is not None and fault.kind == "hang":
             state.stopping.wait(fault.seconds)
             self.close_connection = True
@@ -174,8 +241,11 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "garbage":
             self._send_bytes(200, b'{"choices": [{"text": "cut o', {"Content-Type": "application/json"})
             return
+        if structured_mode(body) not in (*state.structured, "none"):
+            self._send_json(*state.refusal)
+            return
         time.sleep(state.delay)
-        text = fault.message if fault is not None and fault.kind == "text" else state.reply(prompt)
+        text = fault.message if fault is not None and fault.kind == "text" else state.reply(prompt, body, checking)
         self._send_json(200, _completion(self.path, body, text))
 
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -205,8 +275,9 @@ def _completion(path: str, body: dict[str, Any], text: str) -> dict[str, Any]:
 class FakeLLMServer(BackgroundServer):
     """Context manager: ``with FakeLLMServer(delay=0.05) as server: ... server.base_url``."""
 
-    def __init__(self, *, delay: float = 0.0, lifetime: float = 60.0) -> None:
-        self._state = _State(delay)
+    def __init__(self, *, delay: float = 0.0, lifetime: float = 60.0, models: list[str] | None = None,
+                 structured: tuple[str, ...] = ("json_schema",), refusal: Refusal = REFUSED_FIELD) -> None:
+        self._state = _State(delay, models, structured, refusal)
         super().__init__(QuietServer(self._state, _Handler), lifetime)
 
     def release(self) -> None:
@@ -235,6 +306,17 @@ class FakeLLMServer(BackgroundServer):
     def calls(self) -> list[RecordedCall]:
         with self._state.lock:
             return list(self._state.calls)
+
+    def takes(self, *structured: str) -> None:
+        """From now on take these structured-output fields only (a server restarted with other flags)."""
+        with self._state.lock:
+            self._state.structured = structured
+
+    @property
+    def checks(self) -> list[RecordedCall]:
+        """The requests of model checks: the model list and the check's prompts."""
+        with self._state.lock:
+            return list(self._state.checks)
 
     def calls_about(self, prompt_contains: str) -> list[RecordedCall]:
         return [call for call in self.calls if prompt_contains in prompt_of(call.body)]

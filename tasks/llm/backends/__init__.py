@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from importlib import import_module
 from types import ModuleType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from tasks.errors import ConfigError
 from tasks.llm.redact import remember_secret
@@ -23,11 +23,23 @@ from tasks.llm.types import (
     LLMRequest,
     LLMResponse,
     MalformedResponseError,
-    PermanentLLMError,
+    RefusedRequestError,
     TransientLLMError,
 )
+from tasks.llm.server_errors import refusal
 from tasks.plugins import Kind, register_lazy
-from tasks.retry import TRANSIENT_HTTP_STATUS
+
+if TYPE_CHECKING:
+    from tasks.llm.endpoints import Negotiation
+
+
+@runtime_checkable
+class NegotiatesStructure(Protocol):
+    """A backend whose server is asked for structured output the way its endpoint takes (OpenAI-compatible ones):
+    the client hands it the model's :class:`~tasks.llm.endpoints.Negotiation` after the model's check."""
+
+    def use(self, negotiation: Negotiation) -> None:
+        ...
 
 
 class Backend(Protocol):
@@ -97,11 +109,6 @@ def _secret_block(spec: ModelSpec) -> str:
     return value
 
 
-def is_transient_status(status: int) -> bool:
-    """The shared transient set (429, 408, common 5xx), plus any other 5xx such as Anthropic's 529 'overloaded'."""
-    return status in TRANSIENT_HTTP_STATUS or 500 <= status < 600
-
-
 def retry_after(headers: Mapping[str, str]) -> float | None:
     """The server's wait hint in seconds: ``retry-after-ms`` (OpenAI) or ``Retry-After`` in seconds.
 
@@ -123,10 +130,11 @@ def sdk_error(sdk: ModuleType, spec: ModelSpec, exc: Exception) -> LLMError | No
     where = f"model {spec.name!r}"
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
-        label = f"{where}: HTTP {status}: {exc.message}"
-        if is_transient_status(status):
-            return TransientLLMError(label, retry_after(exc.response.headers))
-        return PermanentLLMError(f"{label} — {_PERMANENT_HINTS.get(status, 'the request was refused')}")
+        refused = refusal(status, exc.body, exc.response.text)
+        if refused is None:
+            return TransientLLMError(f"{where}: HTTP {status}: {exc.message}", retry_after(exc.response.headers))
+        hint = _PERMANENT_HINTS.get(status, "the server refused the request; sent again it is refused again")
+        return RefusedRequestError(f"{where}: {refused.describe()} — {hint}", status=status, field=refused.field)
     if isinstance(exc, sdk.APITimeoutError):
         return TransientLLMError(f"{where}: no answer within {spec.timeout:g} s")
     if isinstance(exc, sdk.APIConnectionError):

@@ -28,6 +28,7 @@ from typing import Any
 from tasks.errors import ConfigError
 from tasks.llm.backends import require_sdk
 from tasks.llm.registry import PACKAGED_GEMMA, ModelSpec
+from tasks.llm.structured import bounded_schema
 from tasks.llm.types import LLMRequest, LLMResponse, PermanentLLMError, ResponseFormat
 
 log = logging.getLogger(__name__)
@@ -102,21 +103,13 @@ def _close_all() -> None:
         _loaded.clear()
 
 
-#: The most characters a free-text field of a constrained reply may hold: a small model that rambles in its
-#: justification must still close the object within the request's max_tokens.
-FREE_TEXT_CHARS = 200
-
-
 @lru_cache(maxsize=16)
 def _grammar(response_format: ResponseFormat) -> Any:
     """llama.cpp's grammar for the schema, its free-text fields bounded (building one parses the schema: once per
     format)."""
     llama_cpp = require_sdk("llama_cpp", "pip install llama-cpp-python (builds llama.cpp from source)")
-    schema = response_format.json_schema
-    for field in schema.get("properties", {}).values():
-        if field.get("type") == "string" and "enum" not in field:
-            field.setdefault("maxLength", FREE_TEXT_CHARS)
-    return llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    return llama_cpp.LlamaGrammar.from_json_schema(json.dumps(bounded_schema(response_format.json_schema)),
+                                                   verbose=False)
 
 
 class LlamaCppBackend:

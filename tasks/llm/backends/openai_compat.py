@@ -3,15 +3,16 @@
 The SDK's own retries are off (``max_retries=0``): the client retries, the
 same way for every backend, and records every attempt's outcome.
 
-A chat request with a response format is sent with a JSON-schema
-``response_format``; a server that refuses the field (HTTP 400 naming it) is
-asked again without it, and from then on this model's requests go without
-it — the verdict reader still reads an unconstrained reply.
+A request with a response format asks for it the way the endpoint takes
+(its :class:`~tasks.llm.endpoints.Negotiation`, which the client hands over
+after the model's check): a JSON-schema ``response_format``, a JSON-object
+one carrying the schema, a llama.cpp grammar, a bare JSON object, or
+nothing.  A call refused for that field is sent again at once by the next way
+down, which is remembered; the verdict reader still reads what comes back.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any
 
@@ -20,17 +21,23 @@ import orjson
 
 from tasks.llm.backends import api_key, sdk_error
 from tasks.llm.budget import CHARS_PER_TOKEN, estimated_input_tokens
+from tasks.llm.endpoints import Negotiation
 from tasks.llm.registry import ModelSpec
-from tasks.llm.types import LLMRequest, LLMResponse, MalformedResponseError
-
-log = logging.getLogger(__name__)
+from tasks.llm.server_errors import refusal, refuses_structure
+from tasks.llm.structured import GrammarUnavailableError, request_fields
+from tasks.llm.types import LLMRequest, LLMResponse, MalformedResponseError, ResponseFormat
 
 
 class OpenAICompatBackend:
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         self._client = openai.AsyncOpenAI(base_url=spec.base_url, api_key=api_key(spec), max_retries=0, timeout=spec.timeout)
-        self._schemas = True  # until the server refuses response_format
+        #: the ladder from its top until the client hands over the model's learned mode (:meth:`use`)
+        self.negotiation = Negotiation(spec, None, None)
+
+    def use(self, negotiation: Negotiation) -> None:
+        """Ask for structured output the way ``negotiation`` says, stepping down with it."""
+        self.negotiation = negotiation
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         params: dict[str, Any] = {"model": self.spec.model, "max_tokens": request.max_tokens, "temperature": request.temperature}
@@ -38,13 +45,15 @@ class OpenAICompatBackend:
             params["stop"] = list(request.stop)
         if request.seed is not None:
             params["seed"] = request.seed
+        if request.messages is not None:
+            params["messages"] = [m.model_dump() for m in request.messages]
+            create = self._client.chat.completions.with_raw_response.create
+        else:
+            params["prompt"] = request.prompt
+            create = self._client.completions.with_raw_response.create
         started = time.perf_counter()
         try:
-            if request.messages is not None:
-                messages = [m.model_dump() for m in request.messages]
-                reply = await self._chat(messages, params, request)
-            else:
-                reply = await self._client.completions.with_raw_response.create(prompt=request.prompt, **params)
+            reply = await self._structured(create, params, request.response_format)
         except Exception as exc:
             error = sdk_error(openai, self.spec, exc)
             if error is None:
@@ -52,21 +61,26 @@ class OpenAICompatBackend:
             raise error from None  # the SDK's exception holds the provider's raw text, which may echo the key
         return self._response(reply.content, request, time.perf_counter() - started)
 
-    async def _chat(self, messages: list[dict[str, Any]], params: dict[str, Any], request: LLMRequest) -> Any:
-        create = self._client.chat.completions.with_raw_response.create
-        if request.response_format is None or not self._schemas:
-            return await create(messages=messages, **params)
-        schema = {"name": request.response_format.name, "schema": request.response_format.json_schema, "strict": True}
-        try:
-            return await create(messages=messages, response_format={"type": "json_schema", "json_schema": schema},
-                                **params)
-        except openai.BadRequestError as exc:
-            if "response_format" not in str(exc) and "json_schema" not in str(exc):
-                raise
-            self._schemas = False
-            log.warning("model %r: the server refused a JSON-schema response_format; its replies are read"
-                        " unconstrained from now on", self.spec.name)
-            return await create(messages=messages, **params)
+    async def _structured(self, create: Any, params: dict[str, Any], response_format: ResponseFormat | None) -> Any:
+        """The call, asking for ``response_format`` by the negotiated mode; a refusal of that field steps down."""
+        if response_format is None:
+            return await create(**params)
+        while True:
+            mode = self.negotiation.mode
+            try:
+                fields = request_fields(mode, response_format)
+            except GrammarUnavailableError as exc:
+                self.negotiation.refused(mode, str(exc))
+                continue
+            try:
+                # as body fields: the SDK's completions take no response_format, and neither API a grammar
+                return await create(**params, **({"extra_body": fields} if fields else {}))
+            except openai.APIStatusError as exc:
+                refused = refusal(exc.status_code, exc.body, exc.response.text)
+                if refused is None or mode == "none" or not refuses_structure(refused):
+                    raise
+                if self.negotiation.refused(mode, refused.describe()) is None:
+                    raise
 
     def _response(self, body: bytes, request: LLMRequest, latency: float) -> LLMResponse:
         """The parts we need, read from the JSON body and checked to exist.
