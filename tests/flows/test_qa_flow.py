@@ -23,7 +23,6 @@ from flows.cli import app
 from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_flow, qa_build_flow, translate_flow
 from tasks.instances.build import InstanceConfig
 from tasks.llm import Budget
-from tasks.llm import client as client_module
 from tasks.qa.eclektic import context_of
 from tasks.qa.xrag_config import XragConfig
 from tasks.tracking import tracking_uri
@@ -98,18 +97,17 @@ def test_an_eclektic_build_stopped_by_its_budget_resumes_without_paying_twice(qa
     assert _statuses(third) == {"cached"}
 
 
-def test_a_prescreen_over_failed_generations_recomputes_once_they_are_regenerated(
-        qa_home: Path, server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_prescreen_over_failed_generations_recomputes_once_they_are_regenerated(qa_home: Path,
+                                                                                  server: FakeLLMServer) -> None:
     with Warehouse(qa_home) as wh:
         articles = wh.query("SELECT lang, text FROM documents WHERE NOT is_redirect AND length(text) > 0")
-    for lang, text in articles:  # every generation's first call fails for good (a 400 is not retried)
-        server.script(context_of(text, lang, 10)[:40], Fault.with_status(400, "model unavailable"))
+    for n, (lang, text) in enumerate(articles):  # every generation's first call fails for good (a 400 is not
+        # retried), each refused in its own words (refused alike, the model's later calls would not even be sent)
+        server.script(context_of(text, lang, 10)[:40], Fault.with_status(400, f"article {n}: too long for the model"))
     first = {r["stage"]: r for r in _eclektic(qa_home) if r["stage"] == "qa-prescreen"}
     assert first["qa-prescreen"]["message"].startswith("0 items screened")
     # the rerun retries the failed generations (the generate cells keep their fingerprints): the pre-screen
-    # read other rows this time, so it is no cache hit.  A rerun is a new process; this one still holds the breaker
-    # that the identical refusals opened, so its probe is made due at once
-    monkeypatch.setattr(client_module, "REPROBE_AFTER_S", 0.0)
+    # read other rows this time, so it is no cache hit
     second = {r["stage"]: r for r in _eclektic(qa_home) if r["stage"] == "qa-prescreen"}
     assert second["qa-prescreen"]["status"] == "computed"
     assert second["qa-prescreen"]["message"].startswith("4 items screened by rules and llm:fake")
