@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # Typer vendors click; its classes are only named in annotations here
     from typer._click.core import Command, Context, Parameter
 
-from tasks.catalog import FLOWS, STAGES
+from tasks.catalog import FLOWS, stages
 from tasks.stage import Stage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def dag_mermaid(stages: Sequence[Stage], flows: Sequence[str] = FLOWS) -> str:
 
 def dag_block() -> str:
     """The README's DAG picture: a fenced Mermaid block GitHub renders."""
-    return "```mermaid\n" + dag_mermaid(STAGES) + "```\n"
+    return "```mermaid\n" + dag_mermaid(stages()) + "```\n"
 
 
 def replace_block(text: str, name: str, body: str, *, where: str) -> str:

@@ -27,6 +27,7 @@ from flows.evaluate import EvaluateParams, evaluate_flow
 from flows.features import FeaturesParams, features_flow
 from flows.qa import InstancesParams, TranslateParams, instances_flow, translate_flow
 from flows.rerun import scope_runs
+from tasks.recipe import recipe as recipe_of
 from tasks.settings import resolve_home
 from tasks.stage import current_ref
 from tasks.stages import (
@@ -154,9 +155,9 @@ def backfill_benchmarks(bf: Backfill) -> None:
             bf.summary.append(f"benchmark {benchmark}: skipped {', '.join(wanted)}: never translated, so there is no"
                               f" translator to use (run `babelbench translate --benchmark {benchmark} --to …`)")
             continue
-        lacking = [lang for lang in wanted if recipe == "xrag" and lang not in documented]
+        lacking = [lang for lang in wanted if recipe_of(recipe).needs_documents and lang not in documented]
         if lacking:
-            bf.summary.append(f"benchmark {benchmark}: skipped for lack of data: {', '.join(lacking)} (an XRAG"
+            bf.summary.append(f"benchmark {benchmark}: skipped for lack of data: {', '.join(lacking)} (a {recipe}"
                               " benchmark's instances search documents in every one of its languages)")
         targets = [lang for lang in wanted if lang not in lacking]
         if not targets:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional, TypeVar
 
 import typer
 
@@ -165,6 +166,21 @@ def with_warehouse(action: Callable[[Warehouse], T], *, read_only: bool = False)
 
 def split_list(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def key_values(pairs: list[str], option: str) -> dict[str, Any]:
+    """``KEY=VALUE`` options as a mapping, each value read as JSON where it is JSON (``5``, ``true``, ``["a"]``) and
+    as text otherwise; a pair without ``=`` stops the command, naming it."""
+    found: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            fail(BabelbenchError(f"{option} {pair!r}: expected KEY=VALUE"))
+        try:
+            found[key.strip()] = json.loads(value)
+        except ValueError:
+            found[key.strip()] = value
+    return found
 
 
 def print_table(rows: list[dict]) -> None:

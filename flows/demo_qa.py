@@ -31,7 +31,6 @@ from tasks.arena import ArenaConfig
 from tasks.imports import import_dataset
 from tasks.instances import InstanceConfig
 from tasks.llm import edit_model
-from tasks.qa import EclekticConfig, XragConfig, parse_window
 from tasks.sample import EARLIER_DATE, load_questions, write_xrag_sample
 from tasks.warehouse import Warehouse
 
@@ -50,7 +49,7 @@ ECLEKTIC_TARGETS = ["en"]
 # XRAG: English pivot with German; three pairs per kind and one question type.  Built over the whole later dump,
 # its pairs are mostly of articles the earlier dump had, with one of articles new in the later one among them.
 XRAG_LANGS = ["en", "de"]
-XRAG = XragConfig(max_pairs=3, question_types=("comparison",), questions_per_type=1)
+XRAG = {"max_pairs": 3, "question_types": ["comparison"], "questions_per_type": 1}
 #: The live benchmarks of the sample's later dump: their questions come only from the articles new in it.
 LIVE_WINDOW = "20261101"
 LIVE_BENCHMARK = "eclektic-live-2026-11"
@@ -91,13 +90,13 @@ def build_generated(home: Path, langs: list[str]) -> list[dict]:
     """The benchmarks the local model writes: ECLEKTIC and XRAG over the whole later dump, and each one's live
     month from the articles new in it; then ``local`` gets its knowledge cutoff, and every benchmark is translated
     and assembled."""
-    window = parse_window(LIVE_WINDOW)
+    live = {"window": LIVE_WINDOW}
     rows: list[dict] = []
-    for recipe, benchmark, config in (("eclektic", None, {}), ("xrag", None, {"xrag": XRAG}),
-                                      ("eclektic", LIVE_BENCHMARK, {"eclektic": EclekticConfig(window=window)}),
-                                      ("xrag", LIVE_XRAG, {"xrag": XRAG.model_copy(update={"window": window})})):
+    for recipe, benchmark, recipe_langs, config in (("eclektic", None, langs, {}), ("xrag", None, XRAG_LANGS, XRAG),
+                                                    ("eclektic", LIVE_BENCHMARK, langs, live),
+                                                    ("xrag", LIVE_XRAG, XRAG_LANGS, XRAG | live)):
         rows += qa_build_flow(QaBuildParams(recipe=recipe, benchmark=benchmark, generator=GENERATOR, home=str(home),
-                                            langs=XRAG_LANGS if recipe == "xrag" else langs, **config))
+                                            langs=recipe_langs, config=config))
     edit_model(GENERATOR, {"knowledge_cutoff": LOCAL_CUTOFF}, home)
     policy = InstanceConfig(qc_policy="human")
     for benchmark in SPLIT_BENCHMARKS:

@@ -11,11 +11,12 @@ from pydantic import BaseModel, Field
 from tasks.catalog import descendants, scope
 from tasks.errors import ConfigError
 from tasks.inference import InferenceConfig, check_gold_readers
-from tasks.judging import RECIPE_JUDGE, JudgeConfig
+from tasks.judging import JudgeConfig
 from tasks.llm import Budget, load_registry
 from tasks.metrics import ScoringConfig
 from tasks.mlflow_genai import TraceSample
 from tasks.qa import benchmark_definition
+from tasks.recipe import recipe as recipe_of
 from tasks.settings import resolve_home
 from tasks.stages import (
     collect_outcomes,
@@ -84,7 +85,7 @@ def evaluate_flow(params: EvaluateParams) -> list[dict]:
     with flow_session(home) as wh, tracked_run(wh, "evaluate", params, flow_run.get_id()) as run:
         recipe, _ = benchmark_definition(wh, params.benchmark)
         cells = evaluation_cells(wh, params)
-        kind = RECIPE_JUDGE.get(recipe)
+        kind = recipe_of(recipe).judge
         if kind:
             check_judges(params)
         registry = load_registry(home=Path(home))

@@ -12,12 +12,13 @@ the layout each reads is described in its ``--source`` help and in its module of
 # no `from __future__ import annotations`: typer reads the options of the commands _file_command makes from
 # their annotations, which must be evaluated where the closure's values are
 import os
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from flows.cli_support import command_group, run_flow, split_list, with_warehouse
+from flows.cli_support import command_group, key_values, run_flow, split_list, with_warehouse
 from tasks.settings import HOME_ENV
 
 import_app = command_group("Import a published dataset as a benchmark (whole or not at all).")
@@ -118,3 +119,24 @@ def import_verdicts(
         typer.echo(f"{ref.stage}[{ref.cell}]: {ref.status}, {ref.message}")
 
     with_warehouse(run)
+
+
+def _installed_command(dataset: str) -> None:
+    """Register ``import <dataset>`` for an importer an installed package declares (entry point group
+    ``babelbench.importer``): the common options, and the layout's own as ``--option KEY=VALUE``."""
+
+    def command(source: Annotated[Path, typer.Option(help="The published file or directory.")],
+                name: Annotated[Optional[str], typer.Option(help="Benchmark name (default: the layout's).")] = None,
+                langs: Langs = None, force: Force = False,
+                option: Annotated[Optional[list[str]], typer.Option(
+                    help="An option of the layout, KEY=VALUE (a JSON value, or text); repeatable.")] = None) -> None:
+        _run(dataset, source, name, langs, force, options=key_values(option or [], "--option"))
+
+    command.__doc__ = f"A {dataset} dataset, by the importer an installed package registers."
+    import_app.command(dataset)(command)
+
+
+# entry points are read without importing anything: a command line that never imports pays for nothing
+for _entry in entry_points(group="babelbench.importer"):
+    if _entry.name not in {info.name for info in import_app.registered_commands}:
+        _installed_command(_entry.name)

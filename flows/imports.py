@@ -1,21 +1,23 @@
-"""Import flow: a published dataset (MKQA, ECLEKTIC, XRAG, MIRACL, CLIRMatrix) becomes a benchmark or collection."""
+"""Import flow: a published dataset (MKQA, ECLEKTIC, XRAG, MIRACL, CLIRMatrix, or an installed package's layout)
+becomes a benchmark or collection."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from prefect import flow
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
 from tasks.catalog import IMPORT
-from tasks.imports import import_cell
+from tasks.imports import IMPORTERS, import_cell
 from tasks.settings import resolve_home
 from tasks.stages import collect_outcomes, finish_run, flow_session, import_stage
 from tasks.tracking import tracked_run
 
-Dataset = Literal["mkqa", "eclektic", "xrag", "miracl", "clirmatrix"]
+#: every registered importer, the built-in layouts' and installed packages', an enum in the form
+Dataset = Literal[tuple(IMPORTERS.names())]  # type: ignore[valid-type]
 
 
 class ImportParams(BaseModel):
@@ -30,6 +32,8 @@ class ImportParams(BaseModel):
                                                " eclektic, xrag; mirage for miracl), the directory's for clirmatrix.")
     langs: list[str] | None = Field(None, description="Languages to keep; all the source has if empty.")
     split: str = Field("dev", description="miracl only: the topics/qrels split to read (MIRAGE uses dev).")
+    options: dict[str, Any] = Field(default_factory=dict, description="Options of the dataset's layout (an installed"
+                                    " package's importer may take some).")
     home: str | None = Field(None, description="babelbench home (warehouse); default $BABELBENCH_HOME or ./.babelbench.")
     force: bool = Field(False, description="Import again even if these files were imported unchanged.")
 
@@ -40,7 +44,8 @@ def import_flow(params: ImportParams) -> list[dict]:
     home = str(resolve_home(params.home))
     source = Path(params.source).expanduser()
     name, cell = import_cell(params.dataset, source, params.name)
-    options = {"split": params.split} if params.dataset == "miracl" else {}
+    taken = IMPORTERS.get(params.dataset).options
+    options = {key: value for key, value in {"split": params.split}.items() if key in taken} | params.options
     force = frozenset({IMPORT.name} if params.force else set())
     with flow_session(home) as wh, tracked_run(wh, "import", params, flow_run.get_id(), logs=False) as run:
         futures = {cell: {IMPORT.name: import_stage.submit(home, cell, params.dataset, str(source), name, params.langs,

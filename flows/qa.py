@@ -1,48 +1,33 @@
-"""QA benchmark flows: build items (ECLEKTIC, XRAG), translate them, assemble instances."""
+"""QA benchmark flows: build items by a recipe (ECLEKTIC, XRAG, or an installed package's), translate them, assemble
+instances."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from prefect import flow
-from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from tasks.catalog import descendants, scope
 from tasks.distractors import DistractorConfig
 from tasks.errors import ConfigError
-from tasks.index import IndexConfig
 from tasks.instances import InstanceConfig, export_instances
 from tasks.llm import Budget
-from tasks.qa import (
-    EclekticConfig,
-    QcConfig,
-    XragConfig,
-    benchmark_definition,
-    live_release,
-    newest_month,
-    require_qid_coverage,
-)
+from tasks.qa import QcConfig, benchmark_definition, live_release, newest_month
+from tasks.recipe import RECIPES, BuildRun, InstancesRun, recipe, recipes
 from tasks.settings import resolve_home
-from tasks.stage import StageRef, current_ref
+from tasks.stage import current_ref
 from tasks.stages import (
-    candidates_stage,
     collect_outcomes,
     corpus_refs,
-    distractors_stage,
     finish_run,
     flow_session,
-    generate_stage,
-    index_stage,
     instances_stage,
     prescreen_stage,
     register_benchmark,
     translate_stage,
-    xrag_pairs_stage,
-    xrag_questions_stage,
-    xrag_related_stage,
 )
 from tasks.text import WikiLang
 from tasks.tracking import tracked_run
@@ -63,10 +48,14 @@ class QaRunParams(BaseModel):
         return frozenset(descendants(scope("qa-build", "translate", "instances"), self.force))
 
 
+#: the recipes that build benchmarks from the corpus (the built-ins' and installed packages'), an enum in the form
+BuildRecipe = Literal[tuple(r.name for r in recipes() if r.items_stage)]  # type: ignore[valid-type]
+
+
 class QaBuildParams(QaRunParams):
     """Parameters of a QA benchmark build (a form in the Prefect UI)."""
 
-    recipe: Literal["eclektic", "xrag"]
+    recipe: BuildRecipe = Field(description="The recipe that builds the benchmark.")
     benchmark: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+$",
                                   description="Benchmark name; the recipe's name if empty (live: <recipe>-live-YYYY-MM).")
     live: bool = Field(False, description="This month's live release: only the articles new in the latest ingested "
@@ -77,27 +66,50 @@ class QaBuildParams(QaRunParams):
     prescreen: bool = Field(True, description="Ask the judge model to pre-screen every item; the rule checks run "
                                               "either way. Off: an item passing the rules counts as unreviewed.")
     budget: Budget = Field(default_factory=Budget, description="Limits on this run's paid calls, tokens and USD.")
-    eclektic: EclekticConfig = Field(default_factory=EclekticConfig)
-    xrag: XragConfig = Field(default_factory=XragConfig)
+    config: dict[str, Any] = Field(default_factory=dict, description="The recipe's own build settings (ECLEKTIC:"
+                                   " per_lang, min_chars, window …; XRAG: pivot, max_pairs, question_types, window …;"
+                                   " see each recipe's guide); its defaults where left out.")
     qc: QcConfig = Field(default_factory=QcConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _settings_under_the_recipe_s_name(cls, data: Any) -> Any:
+        """Runs recorded before recipes were plugins kept a recipe's settings under its name (``xrag: {…}``): they
+        are its ``config`` now, and the other recipes' defaults, recorded beside them, are dropped."""
+        if isinstance(data, dict) and "config" not in data and isinstance(data.get("recipe"), str):
+            data = dict(data)
+            data["config"] = data.pop(data["recipe"], None) or {}
+            for name in RECIPES.names():
+                data.pop(name, None)
+        return data
 
     @model_validator(mode="after")
     def _name(self) -> QaBuildParams:
-        if self.live and (self.eclektic.window or self.xrag.window):
-            raise ValueError("live takes its window from the ingested dumps: leave eclektic.window and xrag.window "
-                             "empty, or turn live off")
+        config = self.recipe_config()
+        if self.live and getattr(config, "window", None):
+            raise ValueError("live takes its window from the ingested dumps: leave config.window empty, or turn live"
+                             " off")
         if self.benchmark is None and not self.live:  # a live build is named by its month once the window is known
             object.__setattr__(self, "benchmark", self.recipe)
-        if self.recipe == "xrag" and self.xrag.pivot not in self.langs:
-            raise ValueError(f"XRAG: the pivot language {self.xrag.pivot!r} must be one of the languages {self.langs}")
         return self
+
+    def recipe_config(self) -> BaseModel | None:
+        """The recipe's settings model of ``config``; a ValueError naming the setting that is wrong."""
+        model = recipe(self.recipe).build_config
+        if model is None:
+            if self.config:
+                raise ValueError(f"recipe {self.recipe!r} takes no settings; got {sorted(self.config)}")
+            return None
+        if isinstance(self.config, model):
+            return self.config
+        try:
+            return model.model_validate(self.config)
+        except ValidationError as exc:
+            raise ValueError(f"config of recipe {self.recipe!r}: {exc}") from None
 
     @property
     def name(self) -> str:
         return self.benchmark or self.recipe
-
-
-Cells = tuple[dict[str, dict], dict[str, PrefectFuture]]
 
 
 def _this_month(wh: Warehouse, params: QaBuildParams) -> QaBuildParams:
@@ -105,56 +117,27 @@ def _this_month(wh: Warehouse, params: QaBuildParams) -> QaBuildParams:
     every item record those, and a rerun of its stages rebuilds the same month."""
     if not params.live:
         return params
+    if "window" not in (recipe(params.recipe).build_config or BaseModel).model_fields:
+        raise ConfigError(f"recipe {params.recipe!r} has no window: a live build takes one")
     name, window = live_release(wh, params.recipe, params.langs, params.benchmark)
     print(f"live build {name}: the articles new in the window {window}")
-    config = getattr(params, params.recipe).model_copy(update={"window": window})
-    return params.model_copy(update={"live": False, "benchmark": name, params.recipe: config})
-
-
-def _eclektic_cells(home: str, params: QaBuildParams, corpus: dict[str, StageRef], force: frozenset[str],
-                    run_id: str) -> Cells:
-    """One cell per language: its candidate articles, then one item per selected article."""
-    futures: dict[str, dict] = {}
-    items: dict[str, PrefectFuture] = {}
-    for lang in params.langs:
-        cell = f"{params.name}:{lang}"
-        candidates = candidates_stage.submit(home, cell, params.name, lang, params.langs, params.eclektic, corpus,
-                                             force, run_id)
-        items[lang] = generate_stage.submit(home, cell, params.name, lang, params.generator, params.eclektic,
-                                            candidates, params.budget, force, run_id)
-        futures[cell] = {"qa-candidates": candidates, "qa-generate": items[lang]}
-    return futures, items
-
-
-def _xrag_cells(home: str, params: QaBuildParams, corpus: dict[str, StageRef], force: frozenset[str],
-                run_id: str) -> Cells:
-    """One benchmark-wide chain: pairs span languages, and one question uses both articles of a pair."""
-    cell = params.name
-    pairs = xrag_pairs_stage.submit(home, cell, params.name, params.langs, params.xrag, corpus, force, run_id)
-    related = xrag_related_stage.submit(home, cell, params.name, params.generator, params.xrag, pairs, params.budget,
-                                        force, run_id)
-    questions = xrag_questions_stage.submit(home, cell, params.name, params.generator, params.xrag, related,
-                                            params.budget, force, run_id)
-    return ({cell: {"xrag-pairs": pairs, "xrag-related": related, "xrag-questions": questions}},
-            {"questions": questions})
+    config = params.config | {"window": window.model_dump(mode="json")}
+    return params.model_copy(update={"live": False, "benchmark": name, "config": config})
 
 
 @flow(name="qa-build", log_prints=True)
 def qa_build_flow(params: QaBuildParams) -> list[dict]:
-    """Generate a benchmark's QA items with their parse status, then pre-screen them."""
+    """Generate a benchmark's QA items by its recipe's build, with their parse status, then pre-screen them."""
     home, force = params.home_dir(), params.forced_stages()
     with flow_session(home) as wh:
         params = _this_month(wh, params)
+        protocol, config = recipe(params.recipe), params.recipe_config()
         with tracked_run(wh, "qa-build", params, flow_run.get_id(), logs=False) as run:
-            if params.recipe == "eclektic":
-                require_qid_coverage(wh, params.name, params.langs)  # one clear line before anything is written
+            protocol.prepare(wh, params.name, params.langs, config)
             register_benchmark(wh, params.name, params.recipe, params.langs, params.generator,
                                params.model_dump(mode="json", exclude={"home", "force"}))
-            corpus = corpus_refs(wh, params.langs)
-            if params.recipe == "eclektic":
-                futures, items = _eclektic_cells(home, params, corpus, force, run.run_id)
-            else:
-                futures, items = _xrag_cells(home, params, corpus, force, run.run_id)
+            futures, items = protocol.build(BuildRun(home, params.name, params.langs, params.generator, config,
+                                                     corpus_refs(wh, params.langs), params.budget, force, run.run_id))
             judge = (params.judge or params.generator) if params.prescreen else None  # the rule checks always run
             futures.setdefault(params.name, {})["qa-prescreen"] = prescreen_stage.submit(
                 home, params.name, params.name, judge, params.qc, items, params.budget, force, run.run_id)
@@ -200,30 +183,19 @@ class InstancesParams(QaRunParams):
 
 @flow(name="instances", log_prints=True)
 def instances_flow(params: InstancesParams) -> list[dict]:
-    """Distractors (XRAG), then every setting's instances, exported as JSON Lines."""
+    """What the recipe reads first (XRAG: indexes and distractors), then every setting's instances, exported as JSON
+    Lines."""
     home, force = params.home_dir(), params.forced_stages()
     with flow_session(home) as wh:
         if params.live:  # the run records the month it assembled, not the family
             params = params.model_copy(update={"live": False, "benchmark": newest_month(wh, params.benchmark)})
         with tracked_run(wh, "instances", params, flow_run.get_id(), logs=False) as run:
-            recipe, langs = benchmark_definition(wh, params.benchmark)
+            recipe_name, langs = benchmark_definition(wh, params.benchmark)
             translations = {f"translate_{lang}": ref for lang in langs
                             if (ref := current_ref(wh, "translate", f"{params.benchmark}>{lang}")) is not None}
-            inputs = dict(translations)
-            futures: dict[str, dict] = {}
-            if recipe == "xrag":
-                indexes = {}
-                for lang in langs:
-                    documents = current_ref(wh, "documents", lang)
-                    if documents is None:
-                        raise ConfigError(f"{lang}: no documents in the warehouse; run `babelbench corpus ingest --lang {lang}`")
-                    indexes[lang] = index_stage.submit(home, lang, documents, params.backend, IndexConfig(), force, run.run_id)
-                    futures[lang] = {"index": indexes[lang]}
-                distractors = distractors_stage.submit(
-                    home, params.benchmark, params.benchmark, params.distractors, params.instances.qc_policy,
-                    params.backend, indexes, translations, params.budget, force, run.run_id)
-                futures[params.benchmark] = {"distractors": distractors}
-                inputs["distractors"] = distractors
+            futures, inputs = recipe(recipe_name).before_instances(InstancesRun(
+                home, params.benchmark, langs, params, translations, force, run.run_id))
+            inputs = translations | inputs
             instances = instances_stage.submit(home, params.benchmark, params.benchmark, params.instances, inputs, force,
                                                run.run_id)
             futures.setdefault(params.benchmark, {})["instances"] = instances

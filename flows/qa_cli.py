@@ -15,6 +15,7 @@ from flows.cli_support import (
     QaForce,
     budget_of,
     command_group,
+    key_values,
     run_flow,
     split_list,
     with_warehouse,
@@ -28,7 +29,7 @@ review_app = command_group("Human review of QA items: export a sheet, import the
 
 @qa_app.command("build")
 def qa_build(
-    recipe: Annotated[str, typer.Option(help="eclektic | xrag.")],
+    recipe: Annotated[str, typer.Option(help="A recipe that builds: eclektic | xrag | an installed package's.")],
     langs: Annotated[str, typer.Option(help="Languages, comma-separated (XRAG: the pivot, en, first).")],
     generator: Annotated[str, typer.Option(help="Registry name of the generating model.")] = "local",
     judge: Annotated[Optional[str], typer.Option(help="Registry name of the QC pre-screen model (default: the generator).")] = None,
@@ -38,6 +39,8 @@ def qa_build(
     qtypes: Annotated[str, typer.Option(help="XRAG: question types, comma-separated.")] = "aggregation,comparison,multihop,set",
     pair_model: Annotated[Optional[str], typer.Option(
         help="XRAG: sentence-transformers model that also pairs articles across languages by similarity.")] = None,
+    setting: Annotated[Optional[list[str]], typer.Option(
+        "--set", help="Any setting of the recipe's build, KEY=VALUE (a JSON value, or text); repeatable.")] = None,
     prescreen: Annotated[bool, typer.Option(help="Ask the judge model to pre-screen every item (the rule checks run either way).")] = True,
     window: Annotated[Optional[str], typer.Option(
         help="Live build: only articles that first appeared within SINCE[:UNTIL] (dates YYYY-MM-DD or dump dates "
@@ -46,20 +49,23 @@ def qa_build(
              "unless --benchmark names it.")] = None,
     max_calls: MaxCalls = None, max_tokens: MaxTokens = None, max_usd: MaxUsd = None, force: QaForce = None,
 ) -> None:
-    """Generate QA items; every item is stored with its parse status and QC decisions."""
+    """Generate QA items; every item is stored with its parse status and QC decisions.  The options marked ECLEKTIC
+    or XRAG set the setting of that name of any recipe that has it; --set sets any other."""
     from flows.qa import QaBuildParams, qa_build_flow
-    from tasks.qa import EclekticConfig, XragConfig, parse_window
+    from tasks.qa import parse_window
+    from tasks.recipe import recipe as recipe_of
 
     def params() -> QaBuildParams:
         latest = window == "latest"
         dated = parse_window(window) if window and not latest else None
+        named = {"per_lang": per_lang, "max_pairs": max_pairs, "question_types": split_list(qtypes),
+                 "dense_model": pair_model, "window": str(dated) if dated else None}
+        model = recipe_of(recipe).build_config
+        config = {key: value for key, value in named.items() if value is not None and model and key in model.model_fields}
         return QaBuildParams(
             recipe=recipe, benchmark=benchmark, langs=split_list(langs), generator=generator, judge=judge,
             prescreen=prescreen, live=latest, budget=budget_of(max_calls, max_tokens, max_usd),
-            eclektic=EclekticConfig(per_lang=per_lang, window=dated),
-            xrag=XragConfig(max_pairs=max_pairs, question_types=tuple(split_list(qtypes)), dense_model=pair_model,
-                            window=dated),
-            home=os.environ[HOME_ENV], force=force or [])
+            config=config | key_values(setting or [], "--set"), home=os.environ[HOME_ENV], force=force or [])
 
     run_flow(qa_build_flow, params)
 

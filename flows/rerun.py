@@ -1,6 +1,6 @@
 """Rerun one stage from the Prefect UI: the stage and its descendants, in one scope, with everything else cached.
 
-The form names the stage (an enum of every stage) and its scope — the
+The form names the stage (an enum of every stage, an installed recipe's too) and its scope — the
 benchmark, or the collection for CLIR stages and CLIR imports; languages and
 models narrow it.  The flow that owns the stage is run again with the
 parameters that define the scope (see :func:`scope_runs`), ``force`` set to
@@ -31,7 +31,7 @@ from typing import Any, Literal
 from prefect import flow
 from pydantic import BaseModel, Field
 
-from tasks.catalog import STAGES, owned_by
+from tasks.catalog import owned_by, stages
 from tasks.errors import ConfigError
 from tasks.imports import IMPORTERS
 from tasks.settings import resolve_home
@@ -110,7 +110,7 @@ OWNERS = (
 )
 STAGE_OWNER = {stage: owner for owner in OWNERS for stage in owner.stages}
 #: the stages a flow runs, an enum in the rerun form
-StageName = Literal[tuple(stage.name for stage in STAGES if stage.flow)]  # type: ignore[valid-type]
+StageName = Literal[tuple(stage.name for stage in stages() if stage.flow)]  # type: ignore[valid-type]
 #: Parameters that select cells of a flow; a forced (narrowed) run's values of them never define its scope.
 SELECTING = ("langs", "to", "models")
 

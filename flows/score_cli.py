@@ -153,3 +153,37 @@ def score_features(
         lines.append(f"  {model}")
         lines += [f"    {name:<24} {'n/a' if mean is None else f'{mean:.4f}'}" for name, mean in means.items()]
     _show(result, as_json, lines)
+
+
+@score_app.command("benchmark")
+def score_benchmark(
+    benchmark: Annotated[str, typer.Option(help="A built or imported benchmark, of any recipe.")],
+    model: Annotated[str, typer.Option(help="Whose stored responses to score.")],
+    judges: Annotated[Optional[str], typer.Option(help="Judges whose stored verdicts count, comma-separated"
+                                                       " (recipes that judge).")] = None,
+    mode: Annotated[Optional[str], typer.Option(help="The recipe's scoring mode (MKQA: improved | official).")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """A model's stored responses scored by the benchmark's recipe — whichever package it comes from — without
+    writing the leaderboard (`eval` does)."""
+    from flows.cli_support import with_warehouse
+    from tasks.metrics import ScoringConfig
+    from tasks.qa import benchmark_definition
+    from tasks.recipe import recipe as recipe_of
+
+    def scored(wh):  # noqa: ANN001, ANN202 - a Warehouse in, the recipe's scores out
+        protocol = recipe_of(benchmark_definition(wh, benchmark)[0])
+        if mode and mode not in protocol.score_modes:
+            raise BabelbenchError(f"recipe {protocol.name!r} scores in {', '.join(protocol.score_modes)}, not {mode!r}")
+        # the one scoring choice a recipe has today is MKQA's mode, a field of the scoring configuration
+        config = ScoringConfig(mkqa_mode=mode) if mode and len(protocol.score_modes) > 1 else ScoringConfig()
+        scores, note = protocol.score(wh, benchmark, model, split_list(judges) if judges else [], config)
+        return protocol, scores, note
+
+    protocol, scores, note = with_warehouse(scored, read_only=True)
+    rows = [{"setting": s.setting, "lang": s.lang, "subset": s.subset, "metric": s.metric, "value": s.value,
+             "ci_low": s.ci_low, "ci_high": s.ci_high, "n": s.n} for s in scores]
+    lines = [f"{benchmark} ({protocol.name}), {model}{note}"] + [
+        f"  {r['setting']:<24} {r['lang']:<6} {r['metric']:<20} {r['value']}" for r in rows
+        if r["subset"] == "all" and r["metric"] == protocol.headline]
+    _show({"benchmark": benchmark, "recipe": protocol.name, "model": model, "scores": rows}, as_json, lines)

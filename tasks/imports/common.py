@@ -20,8 +20,10 @@ from typing import Any, Protocol, TypeVar
 from tasks.catalog import IMPORT
 from tasks.errors import ConfigError
 from tasks.plugins import Kind, register_lazy
+from tasks.recipe import RECIPES
 from tasks.stage import ReadFields, StageOutput, StageRef, run_stage
 from tasks.warehouse.db import Warehouse
+from tasks.warehouse.records import BENCHMARK_UPSERT, InstanceRecord, ItemRecord, insert_records
 
 T = TypeVar("T")
 
@@ -48,6 +50,7 @@ class Importer(Protocol):
 
     recipe: str
     default_name: str | None  # the benchmark's name when none is given (None: ``locate`` finds one)
+    options: tuple[str, ...]  # the keyword options ``write`` takes besides the common ones (MIRACL: its split)
 
     def locate(self, source: Path, name: str | None) -> tuple[Path, str, str]:
         """(what to read, the benchmark's name, the import stage's cell) of ``source`` imported as ``name``."""
@@ -75,6 +78,7 @@ class DatasetLayout:
     write: Callable[..., StageOutput]
     default_name: str | None = None
     locate: Callable[[Path, str | None], tuple[Path, str, str]] = as_given
+    options: tuple[str, ...] = ()
 
 
 #: the built-in layouts, each a module of this package whose ``IMPORTER`` is loaded on first use; another package
@@ -138,25 +142,24 @@ def source_digest(source: Path) -> str:
 
 
 def write_benchmark(wh: Warehouse, name: str, recipe: str, source: Path, fp: str,
-                    instances: Sequence[Sequence[Any]], items: Sequence[Sequence[Any]] = ()) -> list[str]:
-    """Replace benchmark ``name`` by these ``instances`` rows (and ``qa_items`` rows, for recipes whose
-    metrics read them — XRAG's question types, ECLEKTIC's source context), in one transaction; return its
-    languages.
+                    instances: Sequence[InstanceRecord], items: Sequence[ItemRecord] = ()) -> list[str]:
+    """Replace benchmark ``name`` by these instances (and items, for recipes whose metrics read them — XRAG's
+    question types, ECLEKTIC's source context), written by column name in one transaction; return its languages.
+    The recipe must be registered (:mod:`tasks.recipe`).
 
     The benchmark's languages are those its instances are in, never merely those chosen: a chosen language the
     source gave no instance in is no language of the benchmark (an evaluation would look for it in vain).
     """
+    RECIPES.require(recipe)
     config = json.dumps({"source": str(source), "fingerprint": fp})
     with wh.transaction() as cur:
         cur.execute("DELETE FROM instances WHERE benchmark = ?", [name])
         cur.execute("DELETE FROM qa_items WHERE benchmark = ?", [name])
-        if instances:
-            cur.executemany(f"INSERT INTO instances VALUES ({', '.join('?' * len(instances[0]))})", instances)
-        if items:
-            cur.executemany(f"INSERT INTO qa_items VALUES ({', '.join('?' * len(items[0]))})", items)
+        insert_records(cur, "instances", instances)
+        insert_records(cur, "qa_items", items)
         langs = [lang for (lang,) in cur.execute("SELECT DISTINCT lang FROM instances WHERE benchmark = ? ORDER BY 1",
                                                  [name]).fetchall()]
-        cur.execute("INSERT OR REPLACE INTO qa_benchmarks VALUES (?, ?, ?, ?, ?, now())",
+        cur.execute(BENCHMARK_UPSERT,
                     [name, recipe, langs, f"import:{source.name}", config])
     return langs
 

@@ -26,10 +26,11 @@ from typing import Any
 
 from tasks.errors import ConfigError
 from tasks.imports.common import DatasetLayout, chosen_langs, langs_text, write_benchmark
-from tasks.instances.build import eclektic_instances, instance_row
+from tasks.instances.build import eclektic_instances, instance_record
 from tasks.json_lines import read_json_lines
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
+from tasks.warehouse.records import ItemRecord
 
 REQUIRED = ("q_id", "original_lang", "title", "content", "question", "answer")
 _TRANSLATED = re.compile(r"^([a-z]{2,3}(?:[_-][A-Za-z]+)?)_q$")
@@ -91,12 +92,12 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
         documents = [{"lang": source_lang, "page_id": None, "title": record["title"], "url": record.get("url")}]
         item = {"item_id": record["q_id"], "lang": source_lang, "question": record["question"],
                 "answer": record["answer"], "context": record["content"], "documents": documents}
-        instances += [instance_row(name, "eclektic", record["q_id"], source_lang, instance, 0, fp)
+        instances += [instance_record(name, RECIPE, record["q_id"], source_lang, instance, 0, fp)
                       for instance in eclektic_instances(item, chosen, translated, issues)]
-        items.append([name, record["q_id"], "eclektic", source_lang, record["question"], record["answer"], None,
-                      record["content"], json.dumps(documents, ensure_ascii=False), None, "ok", None, None,
-                      f"import:{source.name}", fp, None, None])
-    created = write_benchmark(wh, name, "eclektic", source, fp, instances, items)
+        items.append(ItemRecord(name, record["q_id"], RECIPE, source_lang, f"import:{source.name}", fp,
+                                question=record["question"], answer=record["answer"], context=record["content"],
+                                documents=json.dumps(documents, ensure_ascii=False)))
+    created = write_benchmark(wh, name, RECIPE, source, fp, instances, items)
     notes = [f"{outside} questions from languages not chosen left out"] if outside else []
     if issues:
         notes.append(f"{len(issues)} translations missing")

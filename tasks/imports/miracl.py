@@ -24,6 +24,7 @@ from tasks.imports.common import DatasetLayout, chosen_langs, langs_text, once, 
 from tasks.json_lines import iter_json_lines
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
+from tasks.warehouse.records import InstanceRecord
 
 SETTING = "rag"
 
@@ -139,10 +140,10 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
             documents = [_document(docid, lang, passages[docid], relevance)
                          for docid, relevance in sorted(qrels[query_id].items())]
             random.Random(_seed(lang, query_id)).shuffle(documents)
-            instances.append([name, f"{query_id}|{SETTING}|{lang}", f"{lang}:{query_id}", "mirage", SETTING, lang,
-                              query, "", lang, None, None, json.dumps(documents, ensure_ascii=False),
-                              _seed(lang, query_id), fp, None])
-    created = write_benchmark(wh, name, "mirage", source, fp, instances)
+            instances.append(InstanceRecord(name, f"{query_id}|{SETTING}|{lang}", f"{lang}:{query_id}", RECIPE, SETTING,
+                                            lang, query, "", lang, json.dumps(documents, ensure_ascii=False),
+                                            _seed(lang, query_id), fp))
+    created = write_benchmark(wh, name, RECIPE, source, fp, instances)
     skipped = f"; {unjudged} queries without judgements skipped" if unjudged else ""
     return StageOutput(rows=len(instances), message=f"{len(instances)} queries in {langs_text(created, chosen)}{skipped}")
 
@@ -158,4 +159,4 @@ def _seed(lang: str, query_id: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{lang}:{query_id}".encode()).digest()[:8], "big") >> 1
 
 
-IMPORTER = DatasetLayout(RECIPE, write, default_name="mirage")
+IMPORTER = DatasetLayout(RECIPE, write, default_name="mirage", options=("split",))

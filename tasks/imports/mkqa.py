@@ -21,6 +21,7 @@ from tasks.imports.common import DatasetLayout, chosen_langs, langs_text, write_
 from tasks.metrics.mkqa_data import GoldExample, read_gold
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
+from tasks.warehouse.records import InstanceRecord
 
 SETTING = "closed_book"
 
@@ -43,9 +44,10 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
     for example in examples:
         for lang in chosen:
             gold = msgspec.json.encode(example.answers[lang]).decode()
-            instances.append([name, f"{example.example_id}|{SETTING}|{lang}", example.example_id, "mkqa", SETTING, lang,
-                              example.queries[lang], _display(example, lang), "en", None, None, "[]", 0, fp, gold])
-    created = write_benchmark(wh, name, "mkqa", source, fp, instances)
+            instances.append(InstanceRecord(
+                name, f"{example.example_id}|{SETTING}|{lang}", example.example_id, RECIPE, SETTING, lang,
+                example.queries[lang], _display(example, lang), "en", "[]", 0, fp, gold=gold))
+    created = write_benchmark(wh, name, RECIPE, source, fp, instances)
     return StageOutput(rows=len(instances), message=f"{len(examples)} examples x {len(created)} locales "
                                                     f"({langs_text(created, chosen)}) from {source.name}")
 

@@ -18,8 +18,8 @@ from tasks.catalog import VERDICTS_IMPORT
 from tasks.errors import ConfigError
 from tasks.imports.common import file_digest, unique_lines
 from tasks.json_lines import read_typed_lines
-from tasks.judging.pointwise import RECIPE_JUDGE
 from tasks.metrics.agreement import HUMAN
+from tasks.recipe import recipe as recipe_of
 from tasks.stage import ReadFields, StageOutput, StageRef, rows_digest, run_stage
 from tasks.warehouse.db import Warehouse, insert_rows
 
@@ -52,7 +52,7 @@ def import_verdicts(wh: Warehouse, benchmark: str, name: str, path: Path, *, for
     recipe = wh.scalar("SELECT recipe FROM qa_benchmarks WHERE benchmark = ?", [benchmark])
     if recipe is None:
         raise ConfigError(f"no benchmark {benchmark!r}; build or import it first")
-    kind = RECIPE_JUDGE.get(recipe)
+    kind = recipe_of(recipe).judge
     if kind is None:
         raise ConfigError(f"benchmark {benchmark!r} ({recipe}) is scored without a judge: there are no judges'"
                           " verdicts to compare a person's with")

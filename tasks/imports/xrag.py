@@ -21,6 +21,7 @@ from tasks.json_lines import read_json_lines
 from tasks.stage import StageOutput
 from tasks.text.language_id import detect_language, lingua_code, lingua_supports
 from tasks.warehouse.db import Warehouse
+from tasks.warehouse.records import InstanceRecord, ItemRecord
 
 QUESTION_TYPES = frozenset({"aggregation", "comparison", "multihop", "set"})
 TEXT_FIELDS = ("question", "answer", "language")
@@ -119,11 +120,11 @@ def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: s
             continue
         settings[setting] = settings.get(setting, 0) + 1
         for lang, question, answer in asked:
-            instances.append([name, f"{record['id']}|{setting}|{lang}", record["id"], "xrag", setting, lang, question,
-                              answer, record["language"], None, None, documents, 0, fp, None])
-        items.append([name, record["id"], "xrag", record["language"], record["question"], record["answer"],
-                      record["q_type"], None, "[]", None, "ok", None, None, f"import:{source.name}", fp, None, None])
-    created = write_benchmark(wh, name, "xrag", source, fp, instances, items)
+            instances.append(InstanceRecord(name, f"{record['id']}|{setting}|{lang}", record["id"], RECIPE, setting,
+                                            lang, question, answer, record["language"], documents, 0, fp))
+        items.append(ItemRecord(name, record["id"], RECIPE, record["language"], f"import:{source.name}", fp,
+                                question=record["question"], answer=record["answer"], qtype=record["q_type"]))
+    created = write_benchmark(wh, name, RECIPE, source, fp, instances, items)
     per_setting = ", ".join(f"{count} {setting}" for setting, count in sorted(settings.items()))
     shared = f"; {repeated} repeated English question(s) made once" if repeated else ""
     return StageOutput(rows=len(instances), message=f"{len(items)} questions ({per_setting}), {len(instances)} instances"

@@ -1,28 +1,26 @@
-"""Which prompt an instance gets, and its request: one template per kind of setting, in the model's mode.
+"""Which prompt an instance gets, and its request: the template its recipe names, in the model's mode.
 
 The recipe and the setting decide what the model is shown, so they decide
-the template: closed-book settings (and ECLEKTIC's hint ablations) show the
-question alone — MKQA's with a request for the fixed abstention answer
-(:data:`~tasks.inference.refusals.ABSTENTION`), its questions may have no
-short answer; XRAG shows its articles with their dates and asks for an
-answer from them alone inside ``<answer>…</answer>``, and without articles
-(no retrieval) an answer from the model's knowledge or the abstention; other
-settings show their documents in their presented order; a MIRAGE instance
-shows its passages as ``[docid] Title - text`` and asks for a cited
-``##Reason:`` and an ``##Answer:``.  The instance row already carries
-everything (question, hint, documents), so building a benchmark and
-answering it stay separate stages.
+the template (:meth:`~tasks.recipe.Recipe.template`): the core's templates
+are closed book (the question alone — with a request for the fixed
+abstention answer, :data:`~tasks.inference.refusals.ABSTENTION`, where the
+recipe's protocol lets a model abstain), the question with its documents in
+their presented order, XRAG's (its articles with their dates, an answer
+from them alone inside ``<answer>…</answer>``) and MIRAGE's (passages as
+``[docid] Title - text``, a cited ``##Reason:`` and an ``##Answer:``); a
+recipe of another package may bring its own (``<recipe>:<name>``).  The
+instance row already carries everything (question, hint, documents), so
+building a benchmark and answering it stay separate stages.
 
-Sampling defaults follow each protocol where it names them (MIRAGE:
-temperature 0.1, passages of about 800 tokens, 8,192 in all — taken as
-characters at four per token — and room for a reasoned answer); a value set
-in :class:`InferenceConfig` overrides them for every recipe.
+Sampling defaults are the recipe's (:class:`~tasks.recipe.Sampling`:
+MIRAGE's follow its protocol); a value set in :class:`InferenceConfig`
+overrides them for every recipe.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,6 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tasks.inference.refusals import ABSTENTION
 from tasks.llm import LLMRequest, prompt_request
 from tasks.llm.registry import ModelSpec
+from tasks.recipe import Sampling
+from tasks.recipe import recipe as recipe_of
 from tasks.text.languages import all_rules
 
 CLOSED_BOOK = "answer_closed_book"
@@ -40,22 +40,6 @@ TEMPLATES = (CLOSED_BOOK, WITH_DOCUMENTS, XRAG, MIRAGE)
 #: A base model continues the pattern after its answer; one line is the answer (a reasoned one ends at a blank
 #: line, a tagged one at its closing tag).
 COMPLETION_STOP = {CLOSED_BOOK: ("\n",), WITH_DOCUMENTS: ("\n",), XRAG: ("</answer>", "\n"), MIRAGE: ("\n\n",)}
-#: Recipes whose protocol lets a model abstain, and where: MKQA's questions may have no short answer; XRAG allows
-#: "None" in its no-retrieval setting only (its template offers it when it shows no articles).
-ABSTAINING = frozenset({"mkqa", "xrag"})
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """What a recipe's protocol asks for when the configuration leaves it open."""
-
-    max_tokens: int = 96
-    temperature: float = 0.0
-    doc_chars: int = 1500
-    total_chars: int | None = None  # all passages together
-
-
-RECIPE_SAMPLING = {"mirage": Sampling(max_tokens=512, temperature=0.1, doc_chars=3200, total_chars=32768)}
 
 
 class InferenceConfig(BaseModel):
@@ -73,9 +57,8 @@ class InferenceConfig(BaseModel):
 
     def sampling(self, recipe: str) -> Sampling:
         """The recipe's defaults with this configuration's values over them."""
-        base = RECIPE_SAMPLING.get(recipe, Sampling())
-        return replace(base, **{name: value for name, value in self.model_dump().items()
-                                if value is not None and name in Sampling.__dataclass_fields__})
+        return replace(recipe_of(recipe).sampling, **{name: value for name, value in self.model_dump().items()
+                                                      if value is not None and name in Sampling.__dataclass_fields__})
 
 
 def language_name(lang: str) -> str:
@@ -88,13 +71,13 @@ def instance_request(spec: ModelSpec, instance: dict[str, Any], config: Inferenc
     """(template, request) of one ``instances`` row (``recipe``, ``question``, ``lang``, ``setting``, ``documents``,
     ``prompt_hint``)."""
     documents = json.loads(instance["documents"] or "[]")
-    recipe = instance["recipe"]
-    sampling = config.sampling(recipe)
-    # a recipe with its own template, else: shown documents are answered from
-    template = {"mirage": MIRAGE, "xrag": XRAG}.get(recipe) or (WITH_DOCUMENTS if documents else CLOSED_BOOK)
+    protocol = recipe_of(instance["recipe"])
+    sampling = config.sampling(instance["recipe"])
+    template = protocol.template(instance["setting"], bool(documents))
     common = {"max_tokens": sampling.max_tokens, "temperature": sampling.temperature, "seed": config.seed,
-              "stop": COMPLETION_STOP[template] if spec.mode == "completion" else None,
-              "question": instance["question"], "abstention": ABSTENTION if recipe in ABSTAINING else None}
+              "stop": COMPLETION_STOP.get(template, ("\n",)) if spec.mode == "completion" else None,
+              "question": instance["question"], "abstention": ABSTENTION if protocol.abstains else None,
+              "extra": json.loads(instance["extra"]) if instance.get("extra") else None}
     if template == CLOSED_BOOK:
         hint = json.loads(instance["prompt_hint"]) if instance.get("prompt_hint") else None
         if hint and hint.get("source_lang"):

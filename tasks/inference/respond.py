@@ -24,11 +24,12 @@ from tasks.inference.reading import answer_section, citations, own_reply
 from tasks.llm import BudgetLedger, CallResult, LLMClient
 from tasks.llm.outcomes import item_outcome
 from tasks.llm.parsing import Parsed
+from tasks.recipe import recipe as recipe_of
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse, insert_rows
 
 STAGE = "inference"
-INSTANCE_COLUMNS = "instance_id, recipe, setting, lang, question, documents, prompt_hint"
+INSTANCE_COLUMNS = "instance_id, recipe, setting, lang, question, documents, prompt_hint, extra"
 
 
 def read_answer(text: str, primed: bool = False) -> Parsed:
@@ -69,12 +70,14 @@ def stored_language(instance: dict, reply: str, answer: str) -> ResponseLanguage
     """lingua's reading of a response to an ``instances`` row (``recipe``, ``lang``, ``documents``), among the
     question's language, English and the languages of the documents shown.
 
-    XRAG's language rule is about the answer it asks for: the tag's content, never the markup around it (which
-    tilts lingua: "<answer>Der Pellow-Tunnel, 1868.</answer>" reads as English) nor reasoning outside the tag;
-    elsewhere the whole reply is the response.
+    The recipe says what is read (:attr:`~tasks.recipe.Recipe.language_of`): XRAG's language rule is about the
+    answer it asks for, the tag's content, never the markup around it (which tilts lingua: "<answer>Der
+    Pellow-Tunnel, 1868.</answer>" reads as English) nor reasoning outside the tag; elsewhere the whole reply is
+    the response.
     """
     shown = frozenset(doc["lang"] for doc in json.loads(instance["documents"] or "[]") if doc.get("lang"))
-    return response_language(answer if instance["recipe"] == "xrag" else reply, instance["lang"], shown)
+    read = answer if recipe_of(instance["recipe"]).language_of == "answer" else reply
+    return response_language(read, instance["lang"], shown)
 
 
 def _row(benchmark: str, instance: dict, model: str, template: str, result: CallResult, primed: bool,

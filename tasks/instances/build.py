@@ -22,8 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.qa.policy import accepted_items, benchmark_definition
 from tasks.qa.xrag_articles import article_texts
+from tasks.recipe import recipe as recipe_of
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
+from tasks.warehouse.records import InstanceRecord, insert_records
 
 ECLEKTIC_HINTS = ("hint_general", "hint_source_lang", "hint_source_title")
 #: XRAG retrieval settings: supporting documents per language role, distractors per language role.
@@ -60,8 +62,9 @@ def _shuffled(documents: list[dict[str, Any]], seed: int) -> list[dict[str, Any]
     return order
 
 
-class _Lookup:
-    """The warehouse rows instance building reads, fetched once per benchmark."""
+class Sources:
+    """The warehouse rows a recipe's instances are made of, fetched once per benchmark: the translations that passed
+    the gate, the kept distractors, and the text and date of every article shown."""
 
     def __init__(self, wh: Warehouse, benchmark: str, config: InstanceConfig, supporting: Iterable[tuple[str, int]]) -> None:
         self.translations: dict[tuple[str, str, str], str] = {
@@ -95,38 +98,42 @@ class _Lookup:
 
 
 def build_instances(wh: Warehouse, benchmark: str, config: InstanceConfig, fp: str) -> StageOutput:
-    """Assemble and store every instance of ``benchmark``; replaces its earlier instances."""
+    """Assemble and store every instance of ``benchmark`` by its recipe's rules; replaces its earlier instances."""
     recipe, langs = benchmark_definition(wh, benchmark)
+    protocol = recipe_of(recipe)
     items = accepted_items(wh, benchmark, config.qc_policy)
     documents = {item_id: json.loads(docs) for item_id, _, _, _, _, docs in items}
-    # ECLEKTIC shows its context, not the article; XRAG shows its supporting articles
-    supporting = [(d["lang"], d["page_id"]) for docs in documents.values() for d in docs] if recipe == "xrag" else []
-    lookup = _Lookup(wh, benchmark, config, supporting)
-    rows: list[list[Any]] = []
+    extras = dict(wh.query("SELECT item_id, extra FROM qa_items WHERE benchmark = ? AND extra IS NOT NULL", [benchmark]))
+    supporting = [(d["lang"], d["page_id"]) for docs in documents.values() for d in docs if d.get("page_id") is not None]
+    sources = Sources(wh, benchmark, config, supporting)
+    records: list[InstanceRecord] = []
     issues: list[dict[str, Any]] = []
     for item_id, lang, question, answer, context, _ in items:
         item = {"item_id": item_id, "lang": lang, "question": question, "answer": answer, "context": context,
-                "documents": documents[item_id]}
-        built = eclektic_instances(item, langs, lookup.translated, issues) if recipe == "eclektic" else \
-            _xrag(item, langs, lookup, issues)
-        rows += [instance_row(benchmark, recipe, item_id, lang, instance, config.seed, fp) for instance in built]
+                "documents": documents[item_id], "extra": json.loads(extras[item_id]) if item_id in extras else None}
+        records += [instance_record(benchmark, recipe, item_id, lang, instance, config.seed, fp)
+                    for instance in protocol.instances(item, langs, sources, issues)]
     with wh.transaction() as cur:
         cur.execute("DELETE FROM instances WHERE benchmark = ?", [benchmark])
-        if rows:
-            cur.executemany("INSERT INTO instances VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    return StageOutput(rows=len(rows), issues=issues, message=f"{len(rows)} instances from {len(items)} accepted items")
+        insert_records(cur, "instances", records)
+    return StageOutput(rows=len(records), issues=issues,
+                       message=f"{len(records)} instances from {len(items)} accepted items")
 
 
-def instance_row(benchmark: str, recipe: str, item_id: str, source_lang: str, instance: dict[str, Any], seed: int,
-                 fp: str) -> list[Any]:
-    """One ``instances`` row; documents are shuffled by the instance's own seed."""
+def instance_record(benchmark: str, recipe: str, item_id: str, source_lang: str, instance: dict[str, Any], seed: int,
+                    fp: str) -> InstanceRecord:
+    """One instance of a recipe's making as a record; documents are shuffled by the instance's own seed.  Structured
+    gold answers come with imported benchmarks (MKQA); ``extra`` is the recipe's own data."""
     instance_id = f"{item_id}|{instance['setting']}|{instance['lang']}"
     own_seed = instance_seed(seed, instance_id)
-    return [benchmark, instance_id, item_id, recipe, instance["setting"], instance["lang"], instance["question"],
-            instance["answer"], source_lang, json.dumps(instance.get("hint")) if instance.get("hint") else None,
-            instance.get("judge_context"), json.dumps(_shuffled(instance.get("documents", []), own_seed),
-                                                      ensure_ascii=False),
-            own_seed, fp, None]  # gold: structured answers come with imported benchmarks (MKQA)
+    extra = instance.get("extra")
+    return InstanceRecord(
+        benchmark, instance_id, item_id, recipe, instance["setting"], instance["lang"], instance["question"],
+        instance["answer"], source_lang, json.dumps(_shuffled(instance.get("documents", []), own_seed),
+                                                    ensure_ascii=False), own_seed, fp,
+        prompt_hint=json.dumps(instance.get("hint")) if instance.get("hint") else None,
+        judge_context=instance.get("judge_context"),
+        extra=json.dumps(extra, ensure_ascii=False) if extra is not None else None)
 
 
 #: (item id, language, fields) → the item's fields in that language, or None when it has no (good) translation
@@ -163,7 +170,8 @@ def eclektic_instances(item: dict[str, Any], langs: list[str], translated: Trans
     return instances
 
 
-def _xrag(item: dict[str, Any], langs: list[str], lookup: _Lookup, issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def xrag_instances(item: dict[str, Any], langs: list[str], lookup: Sources,
+                   issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Closed book and oracle in the pivot language; retrieval settings in the languages the pair allows."""
     pivot = item["lang"]
     support = [lookup.document(d["lang"], d["page_id"], d["title"], "support") for d in item["documents"]]

@@ -4,5 +4,4 @@ from tasks.faces import lazy_face
 
 __all__, __getattr__ = lazy_face(__name__, {
     "JudgeConfig": "pointwise",
-    "RECIPE_JUDGE": "pointwise",
 })

@@ -48,8 +48,6 @@ KINDS: dict[str, JudgeKind] = {
     "support": JudgeKind("judge_support", "supported", "judge_context", "context"),
     "correct": JudgeKind("judge_correct", "correct", "answer", "gold"),
 }
-#: The judge kind each recipe's protocol uses; MKQA is scored against its gold answers, without a judge.
-RECIPE_JUDGE = {"eclektic": "support", "xrag": "correct"}
 
 
 class JudgeConfig(BaseModel):

@@ -11,7 +11,7 @@ from tasks.llm.budget import Budget, BudgetLedger, estimate_cost, run_ledger
 from tasks.llm.check import ModelCheck, check_model
 from tasks.llm.client import LLMClient
 from tasks.llm.endpoints import EndpointMemory
-from tasks.llm.prompts import prompt_request, render, template_hash
+from tasks.llm.prompts import prompt_request, recipe_templates, render, template_hash
 from tasks.llm.registry import ModelSpec, Registry, load_registry
 from tasks.llm.registry_edit import add_model, edit_model
 from tasks.llm.types import (
@@ -47,6 +47,7 @@ __all__ = [
     "estimate_cost",
     "load_registry",
     "prompt_request",
+    "recipe_templates",
     "render",
     "run_ledger",
     "template_hash",

@@ -1,4 +1,8 @@
-"""Prompt templates: Jinja2 files in ``tasks/llm/templates/<name>.j2``.
+"""Prompt templates: Jinja2 files in ``tasks/llm/templates/<name>.j2``, and a recipe's own as ``<recipe>:<name>``.
+
+A recipe of another package ships its templates in a package of its own
+(:attr:`tasks.recipe.Recipe.templates`); ``mc:answer_mc`` is ``answer_mc.j2``
+there, loaded only when asked for.
 
 Prompts live in files so that changing one is a visible diff and changes the
 fingerprint of the stages that use it (:func:`template_hash`).  Undefined
@@ -9,7 +13,9 @@ sent, paid for and cached.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator, Mapping
 from functools import cache
+from importlib import resources
 from typing import Any
 
 import jinja2
@@ -21,13 +27,47 @@ from tasks.llm.types import ChatMessage, LLMRequest, ResponseFormat
 SUFFIX = ".j2"
 
 
+class _RecipeTemplates(Mapping[str, jinja2.BaseLoader]):
+    """The template packages of the recipes that have one, by recipe name, each looked up when first asked for."""
+
+    def __getitem__(self, name: str) -> jinja2.BaseLoader:
+        from tasks.recipe import RECIPES  # recipes are plugins, loaded by name
+
+        if name not in RECIPES.names() or RECIPES.get(name).templates is None:
+            raise KeyError(name)
+        return _package_loader(RECIPES.get(name).templates)
+
+    def __iter__(self) -> Iterator[str]:
+        from tasks.recipe import recipes
+
+        return iter([r.name for r in recipes() if r.templates is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+@cache
+def _package_loader(package: str) -> jinja2.BaseLoader:
+    return jinja2.FileSystemLoader(str(resources.files(package)))
+
+
 @cache
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("tasks.llm", "templates"),
+        loader=jinja2.ChoiceLoader([jinja2.PackageLoader("tasks.llm", "templates"),
+                                    jinja2.PrefixLoader(_RecipeTemplates(), delimiter=":")]),  # type: ignore[arg-type]
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # prompts are plain text, not HTML
     )
+
+
+def recipe_templates(recipe: str) -> list[str]:
+    """The names (``<recipe>:<name>``) of the templates a recipe ships; none for a recipe that uses the core's."""
+    try:
+        loader = _RecipeTemplates()[recipe]
+    except KeyError:
+        return []
+    return sorted(f"{recipe}:{n.removesuffix(SUFFIX)}" for n in loader.list_templates() if n.endswith(SUFFIX))
 
 
 def _file_name(name: str) -> str:
@@ -41,7 +81,7 @@ def template_source(name: str) -> str:
         source, _, _ = environment.loader.get_source(environment, _file_name(name))  # type: ignore[union-attr]
     except jinja2.TemplateNotFound:
         known = ", ".join(available_templates()) or "none"
-        raise ConfigError(f"no prompt template {name!r} in tasks/llm/templates (known: {known})") from None
+        raise ConfigError(f"no prompt template {name!r} in tasks/llm/templates or a recipe's (known: {known})") from None
     return source
 
 

@@ -1,7 +1,8 @@
 """From stored responses and verdicts to leaderboard rows, by each recipe's protocol.
 
-Each recipe has a scorer reading the warehouse and returning
-:class:`~tasks.metrics.score.Score` values; this module writes them as one
+Each recipe (:mod:`tasks.recipe`) has a scorer reading the warehouse and returning
+:class:`~tasks.metrics.score.Score` values — ECLEKTIC's and XRAG's are here, MKQA's in
+:mod:`tasks.metrics.mkqa_leaderboard`; this module writes them as one
 model's rows of ``leaderboard``, with the mode that produced them, the
 judges whose verdicts counted, and the slice's response counts (answered,
 failed, judge_failed).  Several judges form a panel: a response is correct
@@ -13,21 +14,20 @@ never an abstention: it is incorrect in every headline metric, and counted.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks.errors import ConfigError
 from tasks.inference.language import target_code
 from tasks.inference.reading import strip_citations
 from tasks.inference.refusals import is_refusal
 from tasks.metrics.eclektic import Judged, eclektic_scores, question_successes
-from tasks.metrics.mkqa_leaderboard import mkqa_scorer
 from tasks.metrics.panel import JudgeFailures, panel_decision
 from tasks.metrics.score import ALL, Score, Tally
 from tasks.metrics.windows import Question, window_scores
 from tasks.metrics.xrag import BASELINE_LANG, PanelRow, question_accuracy, xrag_scores
+from tasks.recipe import recipe as recipe_of
 from tasks.stage import StageOutput
 from tasks.text.answer_match import normalise_answer
 from tasks.warehouse.db import Warehouse
@@ -35,8 +35,6 @@ from tasks.warehouse.db import Warehouse
 #: The columns of ``leaderboard`` in the order :func:`score_model` writes them.
 LEADERBOARD_COLUMNS = ("benchmark", "setting", "lang", "subset", "model", "metric", "value", "ci_low", "ci_high", "n",
                        "mode", "judges", "fingerprint", "answered", "failed", "judge_failed")
-#: The metric each recipe's protocol leads with.
-HEADLINE = {"eclektic": "overall_success", "xrag": "accuracy", "mkqa": "f1"}
 
 
 class ScoringConfig(BaseModel):
@@ -52,9 +50,6 @@ class ScoringConfig(BaseModel):
         "incorrect", description="An answer whose verdict is missing (a judge's call failed, its reply was"
         " unreadable, the budget stopped it) and would decide it: incorrect (default), or exclude it from the"
         " metric's denominator. Counted as judge_failed either way.")
-
-
-Scorer = Callable[[Warehouse, str, str, list[str], ScoringConfig], tuple[list[Score], str]]
 
 
 def _judged_responses(wh: Warehouse, benchmark: str, model: str, judges: list[str]) -> list[dict]:
@@ -220,21 +215,27 @@ def _panel_rows(wh: Warehouse, benchmark: str, model: str, judges: list[str]) ->
                   for r in rows]
 
 
-def window_questions(wh: Warehouse, benchmark: str, recipe: str, model: str, judges: list[str],
-                     config: ScoringConfig, windows: dict[str, str]) -> dict[tuple[str, str], list[Question]]:
-    """Per (setting, language), each question's share of the headline metric with its window: the slice the
-    headline pools (``all``: XRAG's non-English languages, ECLEKTIC's pairs) and, for XRAG, its English baseline
-    row apart (the only language of its closed book, where memory alone answers); recipes without dated items
-    (imports) have none."""
-    by_slice: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
-    if recipe == "xrag":
-        slices: dict[tuple[str, str], list[PanelRow]] = defaultdict(list)
-        for row in _panel_rows(wh, benchmark, model, judges)[1]:
-            slices[(row.setting, BASELINE_LANG if row.lang == BASELINE_LANG else ALL)].append(row)
-        by_slice = {key: question_accuracy(rows, config.judge_failures) for key, rows in slices.items()}
-    elif recipe == "eclektic":
-        members = _eclektic_members(*_eclektic_targets(_judged_responses(wh, benchmark, model, judges)))
-        by_slice = {(s, ALL): question_successes(_kept(rows, config.judge_failures)) for s, rows in members.items()}
+def xrag_window_questions(wh: Warehouse, benchmark: str, model: str, judges: list[str], config: ScoringConfig,
+                          windows: dict[str, str]) -> dict[tuple[str, str], list[Question]]:
+    """Per (setting, language), each question's accuracy with its window: the non-English languages pooled
+    (``all``, the headline's slice) and the English baseline row apart (the only language of its closed book, where
+    memory alone answers)."""
+    slices: dict[tuple[str, str], list[PanelRow]] = defaultdict(list)
+    for row in _panel_rows(wh, benchmark, model, judges)[1]:
+        slices[(row.setting, BASELINE_LANG if row.lang == BASELINE_LANG else ALL)].append(row)
+    return _windowed({key: question_accuracy(rows, config.judge_failures) for key, rows in slices.items()}, windows)
+
+
+def eclektic_window_questions(wh: Warehouse, benchmark: str, model: str, judges: list[str], config: ScoringConfig,
+                              windows: dict[str, str]) -> dict[tuple[str, str], list[Question]]:
+    """Per setting, each question's successes over its pairs with its window (the headline pools the pairs)."""
+    members = _eclektic_members(*_eclektic_targets(_judged_responses(wh, benchmark, model, judges)))
+    return _windowed({(s, ALL): question_successes(_kept(rows, config.judge_failures)) for s, rows in members.items()},
+                     windows)
+
+
+def _windowed(by_slice: dict[tuple[str, str], dict[str, tuple[int, int]]],
+              windows: dict[str, str]) -> dict[tuple[str, str], list[Question]]:
     return {key: [Question(q, windows.get(q, "unknown"), hits, size) for q, (hits, size) in sorted(counts.items())]
             for key, counts in sorted(by_slice.items())}
 
@@ -253,9 +254,6 @@ def language_ok(response: dict) -> bool | None:
     return response["detected_lang"] == target_code(response["lang"])
 
 
-SCORERS: dict[str, Scorer] = {"eclektic": eclektic_scorer, "xrag": xrag_scorer, "mkqa": mkqa_scorer}
-
-
 def _counted(scores: list[Score], wh: Warehouse, benchmark: str, model: str, judges: list[str]) -> list[Score]:
     """Scores with their slice's response counts: a scorer that did not fill them (one whose slices are plain
     setting × language cells, such as MKQA's) gets the counts of the model's responses in the setting and the
@@ -267,6 +265,11 @@ def _counted(scores: list[Score], wh: Warehouse, benchmark: str, model: str, jud
         cells[(row["setting"], row["lang"])].append(row)
         cells[(row["setting"], ALL)].append(row)
     return [s if s.answered is not None else s.counted(_tally(cells.get((s.setting, s.lang), []))) for s in scores]
+
+
+def headline_of(wh: Warehouse, benchmark: str) -> str:
+    """The metric the benchmark's recipe leads with."""
+    return recipe_of(wh.scalar("SELECT recipe FROM qa_benchmarks WHERE benchmark = ?", [benchmark])).headline
 
 
 def failed_responses(wh: Warehouse, benchmark: str, model: str, cells: list[tuple[str, str]] | None = None) -> str | None:
@@ -286,17 +289,18 @@ def failed_responses(wh: Warehouse, benchmark: str, model: str, cells: list[tupl
 
 def score_model(wh: Warehouse, benchmark: str, recipe: str, model: str, judges: list[str], config: ScoringConfig,
                 fp: str, windows: dict[str, str] | None = None) -> StageOutput:
-    """Replace ``model``'s leaderboard rows on ``benchmark`` with the scores of its stored responses; with
-    ``windows`` (item id → window relative to the model's cutoff) also the headline split by window and the gap."""
-    if recipe not in SCORERS:
-        raise ConfigError(f"no scorer for recipe {recipe!r} (scorers: {', '.join(sorted(SCORERS))})")
-    scores, note = SCORERS[recipe](wh, benchmark, model, judges, config)
+    """Replace ``model``'s leaderboard rows on ``benchmark`` with the scores of its stored responses, by its recipe's
+    scorer; with ``windows`` (item id → window relative to the model's cutoff) also the headline split by window and
+    the gap."""
+    protocol = recipe_of(recipe)
+    scores, note = protocol.score(wh, benchmark, model, judges, config)
     if windows is not None:
-        for (setting, lang), questions in window_questions(wh, benchmark, recipe, model, judges, config, windows).items():
-            scores += window_scores(questions, setting, HEADLINE[recipe], lang=lang, seed=config.seed,
+        for (setting, lang), questions in protocol.window_questions(wh, benchmark, model, judges, config,
+                                                                    windows).items():
+            scores += window_scores(questions, setting, protocol.headline, lang=lang, seed=config.seed,
                                     resamples=config.resamples)
     scores = _counted(scores, wh, benchmark, model, judges)
-    mode = config.mkqa_mode if recipe == "mkqa" else "protocol"
+    mode = protocol.score_mode(config)
     rows = [[benchmark, s.setting, s.lang, s.subset, model, s.metric, s.value, s.ci_low, s.ci_high, s.n, mode,
              sorted(judges), fp, s.answered, s.failed, s.judge_failed] for s in scores]
     with wh.transaction() as cur:
@@ -304,8 +308,8 @@ def score_model(wh: Warehouse, benchmark: str, recipe: str, model: str, judges: 
         if rows:
             cur.executemany(f"INSERT INTO leaderboard ({', '.join(LEADERBOARD_COLUMNS)}) VALUES"
                             f" ({', '.join('?' * len(LEADERBOARD_COLUMNS))})", rows)
-    headline = next((s for s in scores if s.metric == HEADLINE[recipe] and s.lang == ALL and s.subset == ALL), None)
-    shown = f"{HEADLINE[recipe]} {headline.value:.3f}" if headline and headline.value is not None else "no headline"
+    headline = next((s for s in scores if s.metric == protocol.headline and s.lang == ALL and s.subset == ALL), None)
+    shown = f"{protocol.headline} {headline.value:.3f}" if headline and headline.value is not None else "no headline"
     failed = failed_responses(wh, benchmark, model)
     return StageOutput(rows=len(rows), message=f"{len(rows)} scores; {shown} ({headline.setting if headline else '-'})"
                                                 f"{f'; {failed}' if failed else ''}{note}")

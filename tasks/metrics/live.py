@@ -14,9 +14,10 @@ from typing import Any
 
 from tasks.errors import ConfigError
 from tasks.llm import load_registry
-from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, window_questions
+from tasks.metrics.leaderboard import ScoringConfig
 from tasks.metrics.windows import Question, item_windows, window_scores
 from tasks.qa.live import live_months
+from tasks.recipe import recipe as recipe_of
 from tasks.warehouse.db import Warehouse
 
 
@@ -42,13 +43,13 @@ def pooled_window_rows(wh: Warehouse, family: str, months: list[str] | None = No
             cutoff = registry.get(model).cutoff_day if model in registry.names else None
             windows = item_windows(wh, benchmark, cutoff) or {}
             judges_of[model].update(judges)
-            for (setting, lang), questions in window_questions(wh, benchmark, recipe, model, list(judges), config,
-                                                               windows).items():
+            for (setting, lang), questions in recipe_of(recipe).window_questions(wh, benchmark, model, list(judges),
+                                                                                 config, windows).items():
                 pooled[(model, setting, lang, recipe)] += [replace(q, question_id=f"{month}/{q.question_id}")
                                                      for q in questions]
     rows = []
     for (model, setting, lang, recipe), questions in sorted(pooled.items()):
-        for s in window_scores(questions, setting, HEADLINE[recipe], lang=lang, seed=config.seed,
+        for s in window_scores(questions, setting, recipe_of(recipe).headline, lang=lang, seed=config.seed,
                                resamples=config.resamples):
             rows.append({"benchmark": family, "setting": s.setting, "lang": s.lang, "subset": s.subset, "model": model,
                          "metric": s.metric, "value": s.value, "ci_low": s.ci_low, "ci_high": s.ci_high, "n": s.n,

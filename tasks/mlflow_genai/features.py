@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from tasks.mlflow_genai.prompts import PREFIX
+from tasks.mlflow_genai.prompts import template_of
 from tasks.mlflow_genai.responses import responses_traces
 from tasks.mlflow_genai.traces import Gold, TraceRecord, Verdict, write_traces
 from tasks.warehouse.db import Warehouse
@@ -79,7 +79,7 @@ def show_features(wh: Warehouse, tracking_uri: str, benchmark: str, models: Sequ
         stale = sorted(i for i, names in computed.items() if names - {a.name for a in old[i].info.assessments})
         if not stale:
             continue
-        prompts = {p["name"].removeprefix(PREFIX): (p["name"], p["version"]) for i in stale
+        prompts = {template_of(p["name"]): (p["name"], p["version"]) for i in stale
                    for p in json.loads(old[i].info.tags.get("mlflow.linkedPrompts", "[]"))}
         since = wh.scalar("SELECT started_at FROM runs WHERE mlflow_run_id = ?", [run.data.tags.get("mlflow.parentRunId")])
         start_ns = min(old[i].info.request_time for i in stale) * 1_000_000

@@ -27,7 +27,14 @@ HASH_TAG = "babelbench.template_hash"
 
 
 def prompt_name(template: str) -> str:
-    return PREFIX + template
+    """The MLflow prompt of a template: ``babelbench.<name>``, a recipe's ``<recipe>:<name>`` as ``<recipe>.<name>``
+    (prompt names take no colon)."""
+    return PREFIX + template.replace(":", ".")
+
+
+def template_of(prompt: str) -> str:
+    """The template a prompt of :func:`prompt_name` was registered from."""
+    return prompt.removeprefix(PREFIX).replace(".", ":", 1)
 
 
 def hash_alias(digest: str) -> str:

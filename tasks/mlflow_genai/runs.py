@@ -19,7 +19,7 @@ from typing import Any
 
 from tasks.judging.pointwise import KINDS
 from tasks.llm.prompts import available_templates
-from tasks.metrics.leaderboard import HEADLINE, failed_responses
+from tasks.metrics.leaderboard import failed_responses, headline_of
 from tasks.mlflow_genai.prompts import link_templates
 from tasks.mlflow_genai.responses import responses_traces, sampled_responses
 from tasks.mlflow_genai.sample import TraceSample
@@ -31,12 +31,12 @@ from tasks.warehouse.db import Warehouse
 RUN_TYPE = {"mlflow.runType": "genai_evaluate"}  # what mlflow.genai.evaluate tags its runs with
 
 
-def headline_metrics(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """``<metric>/<setting>`` and its interval's bounds for each setting's headline metric over all languages and
-    subsets; an undefined value (an empty denominator) is left out, not logged as a number."""
+def headline_metrics(rows: list[dict[str, Any]], headline: str) -> dict[str, float]:
+    """``<metric>/<setting>`` and its interval's bounds for each setting's ``headline`` metric (the recipe's) over
+    all languages and subsets; an undefined value (an empty denominator) is left out, not logged as a number."""
     metrics: dict[str, float] = {}
     for r in rows:
-        if r["lang"] != "all" or r["subset"] != "all" or r["metric"] not in HEADLINE.values() or r["value"] is None:
+        if r["lang"] != "all" or r["subset"] != "all" or r["metric"] != headline or r["value"] is None:
             continue
         base = mlflow_name(f"{r['metric']}/{r['setting']}")
         metrics[base] = r["value"]
@@ -70,10 +70,11 @@ def log_model_evaluation(wh: Warehouse, benchmark: str, model: str, rows: list[d
                        "failed_responses": failed_responses(wh, benchmark, model) or "none"})
     if dataset is not None:
         mlflow.log_input(dataset, context="evaluation")
-    mlflow.log_metrics(headline_metrics(rows), dataset=dataset)
+    headline = headline_of(wh, benchmark)
+    mlflow.log_metrics(headline_metrics(rows, headline), dataset=dataset)
     if rows:
         mlflow.log_table(pd.DataFrame(rows).drop(columns=["benchmark", "model"]), "leaderboard.json")
-    figure = per_language_figure(rows)
+    figure = per_language_figure(rows, headline)
     if figure is not None:
         import matplotlib.pyplot as plt
 
@@ -87,14 +88,14 @@ def log_model_evaluation(wh: Warehouse, benchmark: str, model: str, rows: list[d
     return len(written)
 
 
-def per_language_figure(rows: list[dict[str, Any]]):  # noqa: ANN201 (a matplotlib Figure, or None)
-    """The headline metric per question language and setting, with its interval."""
+def per_language_figure(rows: list[dict[str, Any]], headline: str):  # noqa: ANN201 (a matplotlib Figure, or None)
+    """The ``headline`` metric per question language and setting, with its interval."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = [r for r in rows if r["lang"] != "all" and r["subset"] == "all" and r["metric"] in HEADLINE.values()
+    shown = [r for r in rows if r["lang"] != "all" and r["subset"] == "all" and r["metric"] == headline
              and r["value"] is not None]
     if not shown:
         return None

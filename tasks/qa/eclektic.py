@@ -42,8 +42,11 @@ from tasks.stage import StageOutput
 from tasks.text.languages import rule_for
 from tasks.text.sentences import split_sentences
 from tasks.warehouse.db import Warehouse
+from tasks.warehouse.records import ItemRecord, insert_records
 
 log = logging.getLogger(__name__)
+#: the recipe these items are of
+RECIPE = "eclektic"
 
 TEMPLATE = "eclektic_qa"
 PRIMED = "Question:"
@@ -219,11 +222,13 @@ def generate_items(
         outcome = item_outcome(result, lambda text: parse_question_answer(text, primed=PRIMED if spec.mode == "completion" else ""))
         question, answer = outcome.value if outcome.value else (None, None)
         documents = json.dumps([{"lang": lang, "page_id": page_id, "title": title}], ensure_ascii=False)
-        rows.append([benchmark, f"{lang}:{page_id}", "eclektic", lang, question, answer, None, context, documents, None,
-                     outcome.status, outcome.reason, result.request_hash, generator, fp, *window_columns(config.window)])
+        since, until = window_columns(config.window)
+        rows.append(ItemRecord(benchmark, f"{lang}:{page_id}", RECIPE, lang, generator, fp, question=question,
+                               answer=answer, context=context, documents=documents, status=outcome.status,
+                               reason=outcome.reason, request_hash=result.request_hash, window_since=since,
+                               window_until=until))
     with wh.transaction() as cur:
-        cur.execute("DELETE FROM qa_items WHERE benchmark = ? AND recipe = 'eclektic' AND lang = ?", [benchmark, lang])
-        if rows:
-            cur.executemany("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    ok = sum(row[10] == "ok" for row in rows)
+        cur.execute("DELETE FROM qa_items WHERE benchmark = ? AND recipe = ? AND lang = ?", [benchmark, RECIPE, lang])
+        insert_records(cur, "qa_items", rows)
+    ok = sum(row.status == "ok" for row in rows)
     return StageOutput(rows=len(rows), message=f"{ok} of {len(rows)} items parsed")

@@ -70,7 +70,8 @@ def live_release(wh: Warehouse, recipe: str, langs: list[str], benchmark: str | 
     name = benchmark or f"{recipe}-live-{window.until:%Y-%m}"
     stored = wh.scalar("SELECT config FROM qa_benchmarks WHERE benchmark = ?", [name])
     if stored is not None:
-        built = (json.loads(stored).get(recipe) or {}).get("window")
+        recorded = json.loads(stored)  # a build's parameters; recorded before recipes were plugins: under its name
+        built = (recorded.get("config") or recorded.get(recipe) or {}).get("window")
         earlier = Window.model_validate(built) if built is not None else None
         if earlier != window:
             raise ConfigError(

@@ -1,8 +1,9 @@
 """What the translation and distractor stages work on, read from a benchmark's accepted items.
 
 Only items the QC policy lets through are translated — translating what will
-be rejected is paid work thrown away.  Which fields and directions each recipe
-needs:
+be rejected is paid work thrown away.  Which fields go, and into which
+languages, is the recipe's (:attr:`~tasks.recipe.Recipe.item_fields`,
+:meth:`~tasks.recipe.Recipe.translates_into`):
 
 - ECLEKTIC: question, answer and context, from the source language into
   every other language of the benchmark (the judge reads the context in the
@@ -18,25 +19,21 @@ import json
 
 from tasks.distractors import DistractorQuery
 from tasks.qa.policy import accepted_items, benchmark_definition
+from tasks.recipe import recipe as recipe_of
 from tasks.translate import TranslationUnit
 from tasks.warehouse.db import Warehouse
-
-FIELDS = {"eclektic": ("question", "answer", "context"), "xrag": ("question", "answer")}
 
 
 def translation_units(wh: Warehouse, benchmark: str, tgt_lang: str, policy: str) -> list[TranslationUnit]:
     """The fields of the accepted items that ``tgt_lang`` needs, in item order."""
-    recipe, _ = benchmark_definition(wh, benchmark)
+    recipe = recipe_of(benchmark_definition(wh, benchmark)[0])
     units = []
     for item_id, lang, question, answer, context, documents in accepted_items(wh, benchmark, policy):
-        if lang == tgt_lang:
-            continue
-        pair_langs = {d["lang"] for d in json.loads(documents)} - {lang}
-        if recipe == "xrag" and pair_langs and tgt_lang not in pair_langs:
+        if not recipe.translates_into(lang, {d["lang"] for d in json.loads(documents)}, tgt_lang):
             continue
         values = {"question": question, "answer": answer, "context": context}
         units += [TranslationUnit(item_id=item_id, field=field, src_lang=lang, text=values[field])
-                  for field in FIELDS[recipe] if values[field]]
+                  for field in recipe.item_fields if values.get(field)]
     return units
 
 

@@ -32,12 +32,13 @@ from tasks.llm import Budget, BudgetLedger, LLMClient, ModelSpec, prompt_request
 from tasks.llm.parsing import parse_qa_pairs
 from tasks.qa.xrag_articles import ArticleText, article_texts
 from tasks.qa.xrag_config import XragConfig
-from tasks.qa.xrag_items import Pair, item_rows, used_facts
+from tasks.qa.xrag_items import RECIPE, Pair, item_rows, used_facts
 from tasks.qa.xrag_questions import ANSWER_TAG, SUMMARY_TAG, parse_answer, parse_summary, parse_typed_questions
 from tasks.qa.xrag_steps import Batch, Step
 from tasks.stage import StageOutput
 from tasks.text.languages import rule_for
 from tasks.warehouse.db import Warehouse
+from tasks.warehouse.records import insert_records
 
 log = logging.getLogger(__name__)
 
@@ -165,12 +166,11 @@ def generate_questions(
              for group in (summaries, facts, questions, answers) for s in group.values()]
     with wh.transaction() as cur:  # steps and items replaced together: a killed run leaves the old ones
         cur.execute("DELETE FROM qa_steps WHERE benchmark = ?", [benchmark])
-        cur.execute("DELETE FROM qa_items WHERE benchmark = ? AND recipe = 'xrag'", [benchmark])
+        cur.execute("DELETE FROM qa_items WHERE benchmark = ? AND recipe = ?", [benchmark, RECIPE])
         if steps:
             cur.executemany("INSERT INTO qa_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", steps)
-        if items:
-            cur.executemany("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", items)
-    counts = Counter(item[10] for item in items)
+        insert_records(cur, "qa_items", items)
+    counts = Counter(item.status for item in items)
     log.info("%s: %d XRAG items %s", benchmark, len(items), dict(counts))
     return StageOutput(rows=len(items),
                        message=f"{len(items)} items over {len(pairs)} pairs: {dict(sorted(counts.items()))}")

@@ -17,6 +17,10 @@ from tasks.qa.window import Window, window_columns
 from tasks.qa.xrag_articles import ArticleText
 from tasks.qa.xrag_questions import TypedQuestion
 from tasks.qa.xrag_steps import Step
+from tasks.warehouse.records import ItemRecord
+
+#: the recipe these items are of
+RECIPE = "xrag"
 
 
 @dataclass(frozen=True)
@@ -80,8 +84,8 @@ def item_rows(
     benchmark: str, generator: str, fp: str, lang: str, qtypes: Sequence[str], pairs: Sequence[Pair],
     articles: dict[tuple[str, int], ArticleText], facts: dict[str, Step], questions: dict[str, Step],
     answers: dict[str, Step], window: Window | None = None,
-) -> list[list[Any]]:
-    """The ``qa_items`` rows (table column order) of every pair and question type; ``lang`` is the pivot."""
+) -> list[ItemRecord]:
+    """The items of every pair and question type; ``lang`` is the pivot."""
     rows = []
     for pair in pairs:
         documents = json.dumps([{"lang": doc_lang, "page_id": page_id, "title": articles[(doc_lang, page_id)].title}
@@ -90,7 +94,9 @@ def item_rows(
             key = f"{pair.pair_id}:{qtype}"
             for item in _slot_items(pair, key, facts, questions, answers):
                 used = json.dumps(item.used, ensure_ascii=False) if item.used is not None else None
-                rows.append([benchmark, f"{key}:{item.number}", "xrag", lang, item.question, item.answer, qtype,
-                             None, documents, used, item.status, item.reason, item.request_hash, generator, fp,
-                             *window_columns(window)])
+                since, until = window_columns(window)
+                rows.append(ItemRecord(benchmark, f"{key}:{item.number}", RECIPE, lang, generator, fp,
+                                       question=item.question, answer=item.answer, qtype=qtype, documents=documents,
+                                       used_pairs=used, status=item.status, reason=item.reason,
+                                       request_hash=item.request_hash, window_since=since, window_until=until))
     return rows

@@ -10,7 +10,8 @@ from tasks.catalog import INFERENCE
 from tasks.imports.responses import imported_inference
 from tasks.inference.prompting import TEMPLATES, InferenceConfig
 from tasks.inference.respond import answer_instances
-from tasks.llm import Budget, load_registry, template_hash
+from tasks.llm import Budget, load_registry, recipe_templates, template_hash
+from tasks.recipe import recipe as recipe_of
 from tasks.stage import ReadFields, StageRef, rows_digest
 from tasks.stages.orchestration import as_task_result, shared_warehouse, stage_task
 from tasks.stages.paid import run_paid, unfinished
@@ -32,10 +33,12 @@ def inference_stage(home: str, cell: str, benchmark: str, setting: str, lang: st
     if imported is not None:  # `import responses` brought them: never called, never replaced
         return as_task_result(imported)
     where = "benchmark = ? AND setting = ? AND lang = ?"
+    recipe = recipe_of(wh.scalar("SELECT recipe FROM qa_benchmarks WHERE benchmark = ?", [benchmark]))
+    shown = "instance_id, question, documents, prompt_hint" + (", extra" if recipe.extra else "")
     read = ReadFields.of(config, *InferenceConfig.model_fields, model=model_identity(home, model),
-                         templates=[template_hash(name) for name in TEMPLATES],
-                         instances=rows_digest(wh, "SELECT instance_id, question, documents, prompt_hint FROM instances"
-                                               f" WHERE {where} ORDER BY ALL", [benchmark, setting, lang]))
+                         templates=[template_hash(name) for name in (*TEMPLATES, *recipe_templates(recipe.name))],
+                         instances=rows_digest(wh, f"SELECT {shown} FROM instances WHERE {where} ORDER BY ALL",
+                                               [benchmark, setting, lang]))
     return run_paid(  # the cell's own instances are in ``read``: other languages' instances never recompute it
         home, INFERENCE, cell, read, {},
         lambda client, ledger, fp: answer_instances(wh, client, benchmark, setting, lang, model, config, fp,

@@ -11,7 +11,9 @@ import json
 from typing import Any
 
 from tasks.errors import ConfigError
+from tasks.recipe import RECIPES
 from tasks.warehouse.db import Warehouse
+from tasks.warehouse.records import BENCHMARK_UPSERT
 
 
 def response_languages(wh: Warehouse, benchmark: str) -> list[str]:
@@ -103,10 +105,11 @@ def register_benchmark(wh: Warehouse, name: str, recipe: str, langs: list[str], 
     Languages a backfill added to the benchmark (translation targets) stay when the build runs again with its
     original languages — a scheduled rebuild must not drop them.
     """
+    RECIPES.require(recipe)
     with wh.transaction() as cur:
         known = cur.execute("SELECT langs FROM qa_benchmarks WHERE benchmark = ?", [name]).fetchall()
         added = [lang for lang in (known[0][0] if known else []) if lang not in langs]
-        cur.execute("INSERT OR REPLACE INTO qa_benchmarks VALUES (?, ?, ?, ?, ?, now())",
+        cur.execute(BENCHMARK_UPSERT,
                     [name, recipe, [*langs, *added], generator, json.dumps(params)])
 
 

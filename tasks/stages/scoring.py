@@ -17,7 +17,7 @@ from prefect.states import State
 from tasks.catalog import SCORING
 from tasks.llm import load_registry
 from tasks.metrics.agreement import judge_agreement
-from tasks.metrics.leaderboard import HEADLINE, ScoringConfig, failed_responses, score_model
+from tasks.metrics.leaderboard import ScoringConfig, failed_responses, headline_of, score_model
 from tasks.metrics.score import ALL
 from tasks.metrics.windows import item_windows
 from tasks.mlflow_genai import TraceSample, evaluation_dataset, log_model_evaluation
@@ -76,7 +76,8 @@ def report_evaluation(wh: Warehouse, benchmark: str, models: list[str], run: Tra
             log_model_evaluation(wh, benchmark, model, [r for r in rows if r["model"] == model], dataset, sample,
                                  since, tracking_uri(wh.home))
     _log_agreement(wh, benchmark)
-    headline = [r for r in rows if r["lang"] == "all" and r["subset"] == "all" and r["metric"] in HEADLINE.values()]
+    metric = headline_of(wh, benchmark)
+    headline = [r for r in rows if r["lang"] == "all" and r["subset"] == "all" and r["metric"] == metric]
     if headline:
         create_table_artifact(table=headline, key=artifact_key("leaderboard", benchmark),
                               description=f"Leaderboard of {benchmark}: pooled over languages, 95% intervals")

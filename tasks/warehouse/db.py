@@ -606,9 +606,9 @@ class Warehouse:
 
 
 def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Sequence[Any]], *, replace: bool = False,
-                then: str = "") -> None:
-    """Insert ``rows`` (each the table's leading columns in order; ``then`` is SQL for any remaining ones, such as
-    ``now()``) in one statement over an Arrow table.
+                then: str = "", columns: Sequence[str] | None = None) -> None:
+    """Insert ``rows`` (each the table's leading columns in order, or the named ``columns``; ``then`` is SQL for any
+    remaining ones, such as ``now()``) in one statement over an Arrow table.
 
     DuckDB's ``executemany`` runs the statement once per row — about a millisecond each, which made storing a
     cell's responses a visible share of an evaluation; one ``INSERT … SELECT`` over Arrow columns takes a few.
@@ -616,11 +616,12 @@ def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Seque
     """
     if not rows:
         return
-    columns = {f"c{n}": pa.array(list(values)) for n, values in enumerate(zip(*rows, strict=True))}
+    arrays = {f"c{n}": pa.array(list(values)) for n, values in enumerate(zip(*rows, strict=True))}
     name = f"_rows_{threading.get_ident()}"
-    cur.register(name, pa.table(columns))
+    cur.register(name, pa.table(arrays))
     try:
         extra = f", {then}" if then else ""
-        cur.execute(f"INSERT {'OR REPLACE ' if replace else ''}INTO {table} SELECT *{extra} FROM {name}")
+        into = f"{table} ({', '.join(columns)})" if columns is not None else table
+        cur.execute(f"INSERT {'OR REPLACE ' if replace else ''}INTO {into} SELECT *{extra} FROM {name}")
     finally:
         cur.unregister(name)

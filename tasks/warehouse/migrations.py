@@ -1,8 +1,14 @@
-"""Schema migrations from ``sql/NNN_name.sql``, applied in order and recorded.
+"""Schema migrations from ``sql/NNN_name.sql``, applied in order and recorded; then those of plugin packages.
 
 A migration that was applied and later edited is refused: the warehouse would
 no longer match the files, and silently diverging schemas are worse than a
-stop with a clear message.
+stop with a clear message.  A package that adds a recipe (or any plugin)
+with tables of its own ships its migrations in a namespace of its own: an
+entry point in the group ``babelbench.migrations`` names a package whose
+``NNN_name.sql`` files are applied after the core's, in order, each in its
+own transaction, and recorded in ``plugin_migrations`` under the entry
+point's name — the same rules, so a plugin's versions never collide with the
+core's or another plugin's.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import logging
 import re
 from dataclasses import dataclass
 from importlib import resources
+from importlib.metadata import entry_points
 
 import duckdb
 
@@ -19,6 +26,7 @@ from tasks.errors import ConfigError
 
 log = logging.getLogger(__name__)
 _NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+MIGRATIONS_GROUP = "babelbench.migrations"
 
 
 @dataclass(frozen=True)
@@ -32,48 +40,70 @@ class Migration:
         return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
 
 
-def available_migrations() -> list[Migration]:
-    """Every ``NNN_name.sql`` shipped in the ``sql`` package, in version order."""
+def available_migrations(package: str = "sql") -> list[Migration]:
+    """Every ``NNN_name.sql`` shipped in ``package`` (the core's: ``sql``), in version order."""
     found = []
-    for entry in resources.files("sql").iterdir():
+    try:
+        files = list(resources.files(package).iterdir())
+    except (ModuleNotFoundError, TypeError) as exc:
+        raise ConfigError(f"migrations package {package!r} cannot be read: {exc}") from exc
+    for entry in files:
         match = _NAME.match(entry.name)
         if match:
             found.append(Migration(int(match.group(1)), match.group(2), entry.read_text(encoding="utf-8")))
     found.sort(key=lambda m: m.version)
     versions = [m.version for m in found]
     if len(set(versions)) != len(versions):
-        raise ConfigError(f"sql/: two migrations share a version number: {versions}")
+        raise ConfigError(f"{package}: two migrations share a version number: {versions}")
     return found
 
 
+def plugin_migrations() -> dict[str, list[Migration]]:
+    """namespace → its migrations, for every entry point of the group ``babelbench.migrations`` (name: the
+    namespace, value: the package holding its files), in namespace order."""
+    return {entry.name: available_migrations(entry.value)
+            for entry in sorted(entry_points(group=MIGRATIONS_GROUP), key=lambda e: e.name)}
+
+
 def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[Migration]:
-    """Apply the migrations this warehouse has not seen, each in its own transaction."""
+    """Apply the migrations this warehouse has not seen — the core's, then each plugin namespace's — each in its own
+    transaction."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
     )
     applied = {row[0]: row[1] for row in con.execute("SELECT version, checksum FROM schema_migrations").fetchall()}
+    newly = _apply(con, "sql", available_migrations(), applied,
+                   "INSERT INTO schema_migrations VALUES (?, ?, ?, now())", [])
+    for namespace, migrations in plugin_migrations().items():
+        applied = dict(con.execute("SELECT version, checksum FROM plugin_migrations WHERE namespace = ?",
+                                   [namespace]).fetchall())
+        newly += _apply(con, namespace, migrations, applied,
+                        "INSERT INTO plugin_migrations VALUES (?, ?, ?, ?, now())", [namespace])
+    return newly
+
+
+def _apply(con: duckdb.DuckDBPyConnection, where: str, migrations: list[Migration], applied: dict[int, str],
+           record: str, key: list[str]) -> list[Migration]:
+    """Apply ``migrations`` not in ``applied`` (version → checksum), recording each with ``record``."""
     newly = []
-    for migration in available_migrations():
+    for migration in migrations:
         if migration.version in applied:
             if applied[migration.version] != migration.checksum:
                 raise ConfigError(
-                    f"sql/{migration.version:03d}_{migration.name}.sql changed after it was applied to this warehouse; "
-                    "add a new migration instead of editing an applied one"
+                    f"{where}/{migration.version:03d}_{migration.name}.sql changed after it was applied to this"
+                    " warehouse; add a new migration instead of editing an applied one"
                 )
             continue
         con.execute("BEGIN TRANSACTION")
         try:
             con.execute(migration.sql)
-            con.execute(
-                "INSERT INTO schema_migrations VALUES (?, ?, ?, now())",
-                [migration.version, migration.name, migration.checksum],
-            )
+            con.execute(record, [*key, migration.version, migration.name, migration.checksum])
             con.execute("COMMIT")
         except Exception:
             con.execute("ROLLBACK")
             raise
-        log.info("applied migration %03d_%s", migration.version, migration.name)
+        log.info("applied migration %s/%03d_%s", where, migration.version, migration.name)
         newly.append(migration)
     return newly
 

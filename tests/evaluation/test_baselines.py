@@ -29,7 +29,7 @@ DOCUMENTS = ('[{"doc_id": "36897421#2", "title": "Velna", "role": "support",'
 
 
 def _reply(instance: dict) -> str:
-    _, request = instance_request(EXTRACTIVE, instance, InferenceConfig())
+    _, request = instance_request(EXTRACTIVE, {"setting": "rag"} | instance, InferenceConfig())
     return asyncio.run(BaselineBackend(EXTRACTIVE).complete(request)).text
 
 

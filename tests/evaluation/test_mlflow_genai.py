@@ -176,7 +176,7 @@ def test_a_model_run_charts_the_headline_of_each_setting_with_its_interval_and_n
     rows = [row("closed_book", "all", "overall_success", 75.0), row("closed_book", "de", "overall_success", 50.0),
             row("closed_book", "all", "transfer", 60.0), row("closed_book", "all", "overall_success", 10.0, "x"),
             row("hint", "all", "overall_success", None)]
-    assert headline_metrics(rows) == {"overall_success/closed_book": 75.0, "overall_success/closed_book/ci_low": 74.0,
+    assert headline_metrics(rows, "overall_success") == {"overall_success/closed_book": 75.0, "overall_success/closed_book/ci_low": 74.0,
                                       "overall_success/closed_book/ci_high": 76.0}
 
 
@@ -231,7 +231,7 @@ def _instances(home: Path, answer: str) -> Warehouse:
         cur.execute("DELETE FROM instances")
         for n, lang in enumerate(("de", "fr")):
             cur.execute("INSERT INTO instances VALUES ('b', ?, 'i', 'xrag', 'rag', ?, 'Wo?', ?, 'en', NULL, NULL, ?, 0,"
-                        " 'fp', NULL)", [f"i:{lang}", lang, answer if n == 0 else "Paris",
+                        " 'fp', NULL, NULL)", [f"i:{lang}", lang, answer if n == 0 else "Paris",
                                          json.dumps([{"lang": lang, "page_id": 3}])])
     return wh
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from deployments.docs import CLI_REFERENCE, REPO, cli_root
-from tasks.catalog import BY_NAME
+from tasks.catalog import stages
 
 _cli = cache(cli_root)  # the app's command tree, built once
 DOCS = [REPO / "README.md", *sorted(p for p in (REPO / "docs").rglob("*.md") if p != CLI_REFERENCE)]
@@ -181,7 +181,7 @@ def _check_words(command: object, ctx: object, words: list[str], path: tuple[str
 
 def _check_stages(param: object, name: str, value: str, path: tuple[str, ...], where: str) -> list[str]:
     listed = _STAGES_IN_HELP.search(" ".join((getattr(param, "help", None) or "").split()))
-    allowed = [s.strip() for s in listed.group(1).split(",")] if listed else sorted(BY_NAME)
+    allowed = [s.strip() for s in listed.group(1).split(",")] if listed else sorted(stage.name for stage in stages())
     return [f"{where}: `{' '.join(path)} {name} {stage}`: not a stage of this command (stages: {', '.join(allowed)})"
             for stage in re.split(r"[|,]", value) if stage and not _placeholder(stage) and stage not in allowed]
 

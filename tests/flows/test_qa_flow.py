@@ -24,7 +24,6 @@ from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_
 from tasks.instances.build import InstanceConfig
 from tasks.llm import Budget
 from tasks.qa.eclektic import context_of
-from tasks.qa.xrag_config import XragConfig
 from tasks.tracking import tracking_uri
 from tasks.warehouse.db import Warehouse
 from tests.support import chat_replies
@@ -184,7 +183,7 @@ def test_translation_keeps_failing_items_with_their_reason_and_instances_use_onl
 
 def test_an_xrag_build_records_pairs_steps_and_items_and_a_rerun_is_free(qa_home: Path, server: FakeLLMServer) -> None:
     params = QaBuildParams(recipe="xrag", langs=["en", "de"], generator="fake", prescreen=False, home=str(qa_home),
-                           xrag=XragConfig(max_pairs=1, question_types=("comparison",), questions_per_type=1))
+                           config={"max_pairs": 1, "question_types": ["comparison"], "questions_per_type": 1})
     rows = qa_build_flow(params)
     assert {r["stage"]: r["status"] for r in rows} == {"xrag-pairs": "computed", "xrag-related": "computed",
                                                        "xrag-questions": "computed", "qa-prescreen": "computed"}

@@ -49,7 +49,7 @@ def _setup(wh: Warehouse) -> dict[str, list[int]]:
         cur.execute("INSERT INTO qa_benchmarks VALUES ('x', 'xrag', ['en', 'de'], 'g', '{}', now()),"
                     " ('e', 'eclektic', ['de', 'en', 'fr'], 'g', '{}', now())")
         for b, i, recipe, lang, q, a, qtype, context, docs in items:
-            cur.execute("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 'ok', NULL, NULL, 'g', 'fp', NULL, NULL)",
+            cur.execute("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 'ok', NULL, NULL, 'g', 'fp', NULL, NULL, NULL)",
                         [b, i, recipe, lang, q, a, qtype, context, json.dumps(docs)])
             # the pre-screen ran and passed every item
             cur.execute("INSERT INTO qa_reviews VALUES (?, ?, 'natural', 'pass', 'llm:j', NULL, NULL, 'prescreen', 'fp',"

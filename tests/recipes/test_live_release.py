@@ -34,7 +34,7 @@ def wh(tmp_path: Path) -> Warehouse:
 def _register(wh: Warehouse, name: str, window: Window | None) -> None:
     """Record a built benchmark as the qa-build flow does: its definition holds the parameters, window included."""
     register_benchmark(wh, name, "xrag", ["en", "de"], "g",
-                       {"recipe": "xrag", "xrag": {"window": window.model_dump(mode="json") if window else None}})
+                       {"recipe": "xrag", "config": {"window": window.model_dump(mode="json") if window else None}})
 
 
 def test_the_latest_month_is_the_window_after_the_dump_before_it_and_names_the_benchmark(wh: Warehouse) -> None:
@@ -59,7 +59,7 @@ def test_a_newer_dump_makes_a_new_month_and_the_old_one_stays(wh: Warehouse) -> 
     assert live_months(wh, "xrag-live") == ["2026-11", "2026-12"]
     assert newest_month(wh, "xrag-live") == "xrag-live-2026-12"
     stored = json.loads(wh.scalar("SELECT config FROM qa_benchmarks WHERE benchmark = 'xrag-live-2026-11'"))
-    assert stored["xrag"]["window"] == {"since": "2026-11-01", "until": "2026-11-30"}  # November's is untouched
+    assert stored["config"]["window"] == {"since": "2026-11-01", "until": "2026-11-30"}  # November's is untouched
 
     with pytest.raises(ConfigError, match="benchmark xrag-live-2026-11 exists, built with the window "
                                           "2026-11-01:2026-11-30; the window of the latest dumps is 2026-12-01"):

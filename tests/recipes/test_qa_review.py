@@ -24,7 +24,7 @@ def _items(wh: Warehouse) -> None:
         ["b", "en:3", "eclektic", "en", None, None, None, "ctx", documents, None, "parse_failed", "no pair", None, "g", "fp"],
     ]
     with wh.transaction() as cur:
-        cur.executemany("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)", rows)
+        cur.executemany("INSERT INTO qa_items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL)", rows)
         cur.executemany("INSERT INTO qa_reviews VALUES ('b', ?, ?, ?, 'llm:judge', NULL, NULL, 'prescreen', 'fp',"
                         " TIMESTAMP '2026-11-01 00:00:00')",
                         [["en:1", "answer_correct", "pass"], ["en:2", "answer_correct", "fail"]])

@@ -57,6 +57,7 @@ EXCLUDED: dict[str, set[str]] = {
     "llm_calls": {"created_at", "latency_s"},
     "responses": {"latency_s"},
     "schema_migrations": {"applied_at"},
+    "plugin_migrations": {"applied_at"},
     "warehouse_info": {"warehouse_id", "created_at"},
     "clir_collections": {"updated_at"},
     "qa_benchmarks": {"updated_at"},
