@@ -17,25 +17,42 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 from tasks.errors import ConfigError
-from tasks.inference.prompting import CLOSED_BOOK, WITH_DOCUMENTS
-from tasks.instances.build import Sources
-from tasks.metrics.leaderboard import ScoringConfig
-from tasks.metrics.score import Score
-from tasks.metrics.windows import Question
 from tasks.recipe import BuildRun, Card, Cells, InstancesRun, Sampling
 from tasks.stage import Stage
-from tasks.warehouse.db import Warehouse
+
+if TYPE_CHECKING:  # a recipe is loaded to list the stages (a rerun, the DAG): what it scores with loads when it scores
+    from tasks.instances.build import Sources
+    from tasks.metrics.leaderboard import ScoringConfig
+    from tasks.metrics.score import Score
+    from tasks.metrics.windows import Question
+    from tasks.warehouse.db import Warehouse
 
 #: a model's scores on a benchmark from its stored responses, and a note for the log
-Scorer = Callable[[Warehouse, str, str, list[str], ScoringConfig], tuple[list[Score], str]]
+Scorer = Callable[["Warehouse", str, str, list[str], "ScoringConfig"], tuple[list["Score"], str]]
 #: per (setting, language), each question's share of the headline with its window (the cutoff split)
-QuestionShares = Callable[[Warehouse, str, str, list[str], ScoringConfig, dict[str, str]],
-                          dict[tuple[str, str], list[Question]]]
+QuestionShares = Callable[["Warehouse", str, str, list[str], "ScoringConfig", dict[str, str]],
+                          dict[tuple[str, str], list["Question"]]]
+
+
+def by_path(target: str) -> Callable[..., Any]:
+    """The function at ``module:name``, imported on its first call: a recipe names its scorer without loading the
+    scoring code (and SciPy) into every command that only lists stages."""
+    module, _, name = target.partition(":")
+    loaded: list[Callable[..., Any]] = []
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not loaded:
+            loaded.append(getattr(import_module(module), name))
+        return loaded[0](*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = name
+    return call
 
 
 @dataclass(frozen=True)
@@ -67,6 +84,8 @@ class BaseRecipe:
     scored_elsewhere: str = "its recipe has no scorer"
 
     def template(self, setting: str, has_documents: bool) -> str:
+        from tasks.inference.prompting import CLOSED_BOOK, WITH_DOCUMENTS
+
         return self.own_template or (WITH_DOCUMENTS if has_documents else CLOSED_BOOK)
 
     def translates_into(self, item_lang: str, document_langs: set[str], target: str) -> bool:

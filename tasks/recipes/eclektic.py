@@ -12,18 +12,18 @@ judge reads the context and the answer; the headline is overall success over
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from tasks.catalog import CANDIDATES, GENERATE
-from tasks.instances.build import Sources, eclektic_instances
-from tasks.metrics.leaderboard import eclektic_scorer, eclektic_window_questions
 from tasks.qa import EclekticConfig, require_qid_coverage
 from tasks.recipe import BuildRun, Card, Cells
-from tasks.recipes.base import BaseRecipe
-from tasks.stages import candidates_stage, generate_stage
-from tasks.warehouse.db import Warehouse
+from tasks.recipes.base import BaseRecipe, by_path
+
+if TYPE_CHECKING:
+    from tasks.instances.build import Sources
+    from tasks.warehouse.db import Warehouse
 
 CITATION = """@misc{goldman2025eclektic,
   title  = {ECLeKTic: a Novel Challenge Set for Evaluation of Cross-Lingual Knowledge Transfer},
@@ -38,6 +38,8 @@ class Eclektic(BaseRecipe):
 
     def build(self, run: BuildRun) -> Cells:
         """One cell per language: its candidate articles, then one item per selected article."""
+        from tasks.stages import candidates_stage, generate_stage
+
         futures: dict[str, dict[str, Any]] = {}
         items: dict[str, Any] = {}
         for lang in run.langs:
@@ -51,6 +53,8 @@ class Eclektic(BaseRecipe):
 
     def instances(self, item: dict[str, Any], langs: list[str], sources: Sources,
                   issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from tasks.instances.build import eclektic_instances
+
         return eclektic_instances(item, langs, sources.translated, issues)
 
 
@@ -66,6 +70,6 @@ RECIPE = Eclektic(
     items_stage=GENERATE.name,
     item_fields=("question", "answer", "context"),
     build_config=EclekticConfig,
-    scorer=eclektic_scorer,
-    question_shares=eclektic_window_questions,
+    scorer=by_path("tasks.metrics.leaderboard:eclektic_scorer"),
+    question_shares=by_path("tasks.metrics.leaderboard:eclektic_window_questions"),
 )

@@ -8,10 +8,13 @@ official scorer's, without a judge.
 
 from __future__ import annotations
 
-from tasks.metrics.leaderboard import ScoringConfig
-from tasks.metrics.mkqa_leaderboard import mkqa_scorer
+from typing import TYPE_CHECKING
+
 from tasks.recipe import Card
-from tasks.recipes.base import BaseRecipe
+from tasks.recipes.base import BaseRecipe, by_path
+
+if TYPE_CHECKING:
+    from tasks.metrics.leaderboard import ScoringConfig
 
 CITATION = """@article{longpre2021mkqa,
   title   = {MKQA: A Linguistically Diverse Benchmark for Multilingual Open Domain Question Answering},
@@ -33,5 +36,5 @@ RECIPE = Mkqa(
     headline="f1",
     score_modes=("improved", "official"),
     abstains=True,
-    scorer=mkqa_scorer,
+    scorer=by_path("tasks.metrics.mkqa_leaderboard:mkqa_scorer"),
 )

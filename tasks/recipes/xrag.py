@@ -13,23 +13,21 @@ knowledge cutoff.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from tasks.catalog import DISTRACTORS, XRAG_PAIRS, XRAG_QUESTIONS, XRAG_RELATED
 from tasks.errors import ConfigError
-from tasks.index import IndexConfig
 from tasks.inference.prompting import XRAG as XRAG_TEMPLATE
-from tasks.instances.build import Sources, xrag_instances
-from tasks.metrics.leaderboard import xrag_scorer, xrag_window_questions
 from tasks.qa import XragConfig
 from tasks.recipe import BuildRun, Card, Cells, InstancesRun
-from tasks.recipes.base import BaseRecipe
+from tasks.recipes.base import BaseRecipe, by_path
 from tasks.stage import current_ref
-from tasks.stages import distractors_stage, index_stage, shared_warehouse, xrag_pairs_stage, xrag_questions_stage, \
-    xrag_related_stage
-from tasks.warehouse.db import Warehouse
+
+if TYPE_CHECKING:
+    from tasks.instances.build import Sources
+    from tasks.warehouse.db import Warehouse
 
 CITATION = """@inproceedings{liu2025xrag,
   title     = {XRAG: Cross-lingual Retrieval-Augmented Generation},
@@ -52,6 +50,8 @@ class Xrag(BaseRecipe):
 
     def build(self, run: BuildRun) -> Cells:
         """One benchmark-wide chain: pairs span languages, and one question uses both articles of a pair."""
+        from tasks.stages import xrag_pairs_stage, xrag_questions_stage, xrag_related_stage
+
         cell = run.benchmark
         pairs = xrag_pairs_stage.submit(run.home, cell, run.benchmark, run.langs, run.config, run.corpus, run.force,
                                         run.run_id)
@@ -64,6 +64,9 @@ class Xrag(BaseRecipe):
 
     def before_instances(self, run: InstancesRun) -> Cells:
         """Each language's index, then the benchmark's distractors from them."""
+        from tasks.index import IndexConfig
+        from tasks.stages import distractors_stage, index_stage, shared_warehouse
+
         params: Any = run.params
         wh = shared_warehouse(run.home)
         indexes = {}
@@ -82,6 +85,8 @@ class Xrag(BaseRecipe):
 
     def instances(self, item: dict[str, Any], langs: list[str], sources: Sources,
                   issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from tasks.instances.build import xrag_instances
+
         return xrag_instances(item, langs, sources, issues)
 
 
@@ -101,6 +106,6 @@ RECIPE = Xrag(
     language_of="answer",  # the tag's content, never the markup around it
     needs_documents=True,
     build_config=XragConfig,
-    scorer=xrag_scorer,
-    question_shares=xrag_window_questions,
+    scorer=by_path("tasks.metrics.leaderboard:xrag_scorer"),
+    question_shares=by_path("tasks.metrics.leaderboard:xrag_window_questions"),
 )
