@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import yaml
 
 from tasks.processes import child_dies_with_us, free_loopback_port, stop_process
 
@@ -38,6 +39,13 @@ FINAL_STATES = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update",
                   "--disable-sync", "--disable-default-apps", "--hide-scrollbars", "--window-size=1400,900")
+
+
+def deployment_count(path: Path = REPO / "prefect.yaml") -> int:
+    """How many deployments ``prefect.yaml`` registers: the deployments page must show that many, and the count
+    is read rather than written here so that adding a deployment does not make the walk wait for a stale number."""
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return len(spec.get("deployments") or [])
 
 
 def log(message: str) -> None:
@@ -418,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
                 browser = Browser(scratch, args.chromium)
                 try:
                     shots = Shots(browser, prefect.url, args.out.resolve(), args.page_timeout)
-                    shots.take("prefect-deployments", "/deployments", ("13 Deployments", "corpus-monthly", "backfill"),
+                    shots.take("prefect-deployments", "/deployments", (f"{deployment_count()} Deployments", "corpus-monthly", "backfill"),
                                height=960)
                     shots.take("prefect-rerun-stage-form", f"/deployments/deployment/{demo.rerun_deployment['id']}/run",
                                ("stage", "scope"), height=1400,
