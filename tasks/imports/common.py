@@ -21,7 +21,7 @@ from tasks.catalog import IMPORT
 from tasks.errors import ConfigError
 from tasks.plugins import Kind, register_lazy
 from tasks.stage import ReadFields, StageOutput, StageRef, run_stage
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, upsert
 
 T = TypeVar("T")
 
@@ -156,8 +156,7 @@ def write_benchmark(wh: Warehouse, name: str, recipe: str, source: Path, fp: str
             cur.executemany(f"INSERT INTO qa_items VALUES ({', '.join('?' * len(items[0]))})", items)
         langs = [lang for (lang,) in cur.execute("SELECT DISTINCT lang FROM instances WHERE benchmark = ? ORDER BY 1",
                                                  [name]).fetchall()]
-        cur.execute("INSERT OR REPLACE INTO qa_benchmarks VALUES (?, ?, ?, ?, ?, now())",
-                    [name, recipe, langs, f"import:{source.name}", config])
+        upsert(cur, "qa_benchmarks", [[name, recipe, langs, f"import:{source.name}", config]], then="now()")
     return langs
 
 

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from tasks.errors import ConfigError
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, upsert
 
 
 def response_languages(wh: Warehouse, benchmark: str) -> list[str]:
@@ -106,8 +106,7 @@ def register_benchmark(wh: Warehouse, name: str, recipe: str, langs: list[str], 
     with wh.transaction() as cur:
         known = cur.execute("SELECT langs FROM qa_benchmarks WHERE benchmark = ?", [name]).fetchall()
         added = [lang for lang in (known[0][0] if known else []) if lang not in langs]
-        cur.execute("INSERT OR REPLACE INTO qa_benchmarks VALUES (?, ?, ?, ?, ?, now())",
-                    [name, recipe, [*langs, *added], generator, json.dumps(params)])
+        upsert(cur, "qa_benchmarks", [[name, recipe, [*langs, *added], generator, json.dumps(params)]], then="now()")
 
 
 def add_benchmark_languages(wh: Warehouse, benchmark: str, langs: list[str]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
@@ -46,12 +47,13 @@ def available_migrations() -> list[Migration]:
     return found
 
 
-def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[Migration]:
-    """Apply the migrations this warehouse has not seen, each in its own transaction."""
-    con.execute(
+def apply_migrations(con: duckdb.DuckDBPyConnection, dialect: Callable[[str], str] = lambda sql: sql) -> list[Migration]:
+    """Apply the migrations this warehouse has not seen, each in its own transaction, through ``dialect`` (what a
+    DuckLake takes of them: :func:`tasks.warehouse.dialect.for_ducklake`). The checksum is the file's."""
+    con.execute(dialect(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
-    )
+    ))
     applied = {row[0]: row[1] for row in con.execute("SELECT version, checksum FROM schema_migrations").fetchall()}
     newly = []
     for migration in available_migrations():
@@ -64,14 +66,21 @@ def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[Migration]:
             continue
         con.execute("BEGIN TRANSACTION")
         try:
-            con.execute(migration.sql)
+            # another process may have applied it since it was read above (a DuckLake's writers do not take turns)
+            if con.execute("SELECT count(*) FROM schema_migrations WHERE version = ?", [migration.version]).fetchone()[0]:
+                con.execute("COMMIT")
+                continue
+            con.execute(dialect(migration.sql))
             con.execute(
                 "INSERT INTO schema_migrations VALUES (?, ?, ?, now())",
                 [migration.version, migration.name, migration.checksum],
             )
             con.execute("COMMIT")
         except Exception:
-            con.execute("ROLLBACK")
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # a refused COMMIT ended the transaction already
             raise
         log.info("applied migration %03d_%s", migration.version, migration.name)
         newly.append(migration)
