@@ -264,8 +264,12 @@ class Warehouse:
         """Make sure guard ``name`` has a row (its own commit; two claimers leave two rows, which is harmless: a
         guarded commit deletes every row of its guard and writes one)."""
         with self._cursor(fresh=True) as cur:
-            if not cur.execute("SELECT count(*) FROM commit_guards WHERE name = ?", [name]).fetchone()[0]:
-                cur.execute("INSERT INTO commit_guards VALUES (?, now())", [name])
+            if cur.execute("SELECT count(*) FROM commit_guards WHERE name = ?", [name]).fetchone()[0]:
+                return
+            cur.execute("BEGIN TRANSACTION")
+            recorder = Recorder(cur, self._claim)
+            recorder.execute("INSERT INTO commit_guards VALUES (?, now())", [name])
+            commit_with_replays(cur, recorder.calls, f"guard {name}")
 
     def replace_cell(self, table: str, cell: str, fingerprint: str, shards: Sequence[Shard]) -> None:
         """Make ``shards`` the current content of ``table`` for ``cell``, atomically.

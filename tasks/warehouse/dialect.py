@@ -16,7 +16,8 @@ _COMMENT = re.compile(r"--[^\n]*")
 _SEQUENCE = re.compile(r"CREATE\s+SEQUENCE\s+[^;]*;", re.IGNORECASE)
 _NEXTVAL = re.compile(r"\s+DEFAULT\s+nextval\('[^']*'\)", re.IGNORECASE)
 _TABLE_KEY = re.compile(r",\s*(?:PRIMARY\s+KEY|UNIQUE)\s*\([^)]*\)", re.IGNORECASE)
-_COLUMN_KEY = re.compile(r"\s+(?:PRIMARY\s+KEY|UNIQUE)\b(?!\s*\()", re.IGNORECASE)
+_COLUMN_KEY = re.compile(r"\s+PRIMARY\s+KEY\b(?!\s*\()", re.IGNORECASE)
+_COLUMN_UNIQUE = re.compile(r"\s+UNIQUE\b(?!\s*\()", re.IGNORECASE)
 _CHECK = re.compile(r"\s+CHECK\s*\(", re.IGNORECASE)
 _BOOLEAN_DEFAULT = re.compile(r"\bDEFAULT\s+(TRUE|FALSE)\b", re.IGNORECASE)
 
@@ -37,12 +38,14 @@ def _without_checks(sql: str) -> str:
 
 
 def for_ducklake(sql: str) -> str:
-    """A migration's SQL for a DuckLake: comments, sequences, key and check constraints left out."""
+    """A migration's SQL for a DuckLake: comments, sequences, key and check constraints left out (a column that
+    was a key stays NOT NULL)."""
     sql = _COMMENT.sub("", sql)
     sql = _SEQUENCE.sub("", sql)
     sql = _NEXTVAL.sub("", sql)
     sql = _TABLE_KEY.sub("", sql)
-    sql = _COLUMN_KEY.sub("", sql)
+    sql = _COLUMN_KEY.sub(" NOT NULL", sql)  # what a key column keeps of its key
+    sql = _COLUMN_UNIQUE.sub("", sql)
     # a DuckLake adds a column only with a literal default, and takes TRUE/FALSE for expressions: quoted, they cast
     sql = _BOOLEAN_DEFAULT.sub(lambda m: f"DEFAULT '{m.group(1).lower()}'", sql)
     return _without_checks(sql)
