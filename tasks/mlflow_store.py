@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tasks.warehouse.embedded import wait_seconds
+from tasks.warehouse.waiting import wait_seconds
 
 SQLITE = "sqlite:///"
 TRACKING_ENV = "MLFLOW_TRACKING_URI"

@@ -42,7 +42,7 @@ from tasks.warehouse.lake import (
 )
 from tasks.warehouse.location import Location, configured_location
 from tasks.warehouse.migrations import apply_migrations, named_views
-from tasks.warehouse.replay import MAX_ATTEMPTS, Recorder, commit_with_replays, is_conflict, rollback
+from tasks.warehouse.replay import Recorder, commit_with_replays, is_conflict, rollback
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +50,12 @@ log = logging.getLogger(__name__)
 CELLS_SUFFIX = "__cells"
 #: the guard every commit that records a stage cell's outcome takes (sql/026_commit_guards.sql)
 ARTIFACTS_GUARD = "artifacts"
+#: how many times a process tries to bring a DuckLake's schema up to date while others do the same
+SCHEMA_ATTEMPTS = 12
 
 _catalogs: dict[str, LakeCatalog] = {}
 _catalogs_lock = threading.Lock()
+_inherited: list[dict[str, LakeCatalog]] = []
 
 
 def _lake_catalog(location: Location, home: Path) -> LakeCatalog:
@@ -64,8 +67,12 @@ def _lake_catalog(location: Location, home: Path) -> LakeCatalog:
 
 
 def _forget_catalogs_after_fork() -> None:
-    """A forked child attaches its own DuckLake; the parent's connection is not the child's to use."""
+    """A forked child attaches its own DuckLake; the parent's connections are not the child's to use, and are kept
+    referenced, never closed here: closing one in the child runs its PostgreSQL pool's destructor on locks that
+    other threads of the parent held at the fork, which hangs the child for good (a subprocess started with a
+    ``preexec_fn`` runs this hook before its exec)."""
     global _catalogs, _catalogs_lock
+    _inherited.append(_catalogs)
     _catalogs, _catalogs_lock = {}, threading.Lock()
 
 
@@ -378,7 +385,7 @@ class Warehouse:
     def _prepare_lake(self, new_lake: str | None, references: Mapping[str, Reference]) -> None:
         """Bring a DuckLake's schema up to date: migrations, lake tables, references, views, each only when it
         changed (every process opens it; a change made at once by two of them conflicts, and is tried again)."""
-        for attempt in range(1, MAX_ATTEMPTS + 1):
+        for attempt in range(1, SCHEMA_ATTEMPTS + 1):
             cur = self._db.cursor()
             try:
                 if any(m.version == 1 for m in apply_migrations(cur, dialect=for_ducklake)):
@@ -393,7 +400,7 @@ class Warehouse:
             except duckdb.Error as exc:
                 # a conflict at commit, or an object another process created after this one looked
                 raced = is_conflict(exc) or (isinstance(exc, duckdb.CatalogException) and "already exists" in str(exc))
-                if not raced or attempt == MAX_ATTEMPTS:
+                if not raced or attempt == SCHEMA_ATTEMPTS:
                     raise
                 log.info("%s: another process changed the schema at the same time; reading it again", self.path)
             finally:

@@ -27,13 +27,12 @@ from filelock import FileLock, Timeout
 from fsspec import AbstractFileSystem
 from upath import UPath
 
-from tasks.errors import BabelbenchError, ConfigError
+from tasks.errors import BabelbenchError
 from tasks.warehouse.lake import remove
+from tasks.warehouse.waiting import WAIT_ENV, wait_seconds
 
 log = logging.getLogger(__name__)
 
-WAIT_ENV = "BABELBENCH_WAREHOUSE_WAIT"
-DEFAULT_WAIT_SECONDS = 300.0
 #: how long an idle connection stays open for the next operation of this process (nobody else waiting)
 LINGER_SECONDS = 0.5
 #: how often a waiter polls the lock, and a lingering holder looks for waiters
@@ -53,20 +52,6 @@ STALE_WAITER_SECONDS = 15.0
 
 class WarehouseBusyError(BabelbenchError):
     """Another process held the DuckDB file longer than this one was willing to wait."""
-
-
-def wait_seconds() -> float:
-    """How long to wait for another process's hold on the warehouse: ``BABELBENCH_WAREHOUSE_WAIT``, in seconds."""
-    raw = os.environ.get(WAIT_ENV)
-    if raw is None or not raw.strip():
-        return DEFAULT_WAIT_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{WAIT_ENV}={raw!r}: expected a number of seconds") from None
-    if value < 0:
-        raise ConfigError(f"{WAIT_ENV}={raw!r}: expected a number of seconds >= 0")
-    return value
 
 
 def _command() -> str:

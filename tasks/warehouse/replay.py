@@ -22,12 +22,12 @@ from typing import Any
 import duckdb
 
 from tasks.errors import BabelbenchError
+from tasks.warehouse.waiting import WAIT_ENV, wait_seconds
 
 log = logging.getLogger(__name__)
 
-#: how many times a conflicting commit is replayed before the error is raised
-MAX_ATTEMPTS = 12
-#: the first wait before a replay, in seconds; it doubles each time, with jitter, up to MAX_WAIT
+#: the first wait before a replay, in seconds; it doubles each time, with jitter, up to MAX_WAIT. A commit keeps
+#: replaying until BABELBENCH_WAREHOUSE_WAIT seconds have passed since its first conflict (:mod:`waiting`)
 FIRST_WAIT = 0.05
 MAX_WAIT = 2.0
 
@@ -126,10 +126,12 @@ def commit_with_replays(cursor: duckdb.DuckDBPyConnection, calls: Sequence[_Call
     """COMMIT the open transaction on ``cursor``; on a conflict, roll back and replay ``calls`` in a new one.
 
     ``before_commit`` runs in every replayed transaction after the calls (the first attempt ran it already).
-    Returns how many replays it took.  Raises :class:`CommitConflict` after :data:`MAX_ATTEMPTS`, naming ``what``.
+    Returns how many replays it took. A DuckLake refuses a commit that overlaps another writer's on one table, so
+    under many writers a commit may lose several times in a row: it is replayed, after a growing random wait, for
+    up to ``BABELBENCH_WAREHOUSE_WAIT`` seconds from its first conflict, then :class:`CommitConflict` names ``what``.
     """
-    wait = FIRST_WAIT
-    for attempt in range(MAX_ATTEMPTS + 1):
+    wait, deadline, attempt = FIRST_WAIT, None, 0
+    while True:
         try:
             if attempt:
                 cursor.execute("BEGIN TRANSACTION")
@@ -143,12 +145,14 @@ def commit_with_replays(cursor: duckdb.DuckDBPyConnection, calls: Sequence[_Call
             rollback(cursor)
             if not is_conflict(exc):
                 raise
-            if attempt == MAX_ATTEMPTS:
-                raise CommitConflict(f"{what}: still conflicting with concurrent writers after {MAX_ATTEMPTS}"
-                                     f" replays: {exc}") from exc
-            time.sleep(wait * (0.5 + random.random()))
+            now = time.monotonic()
+            deadline = deadline if deadline is not None else now + wait_seconds()
+            if now >= deadline:
+                raise CommitConflict(f"{what}: still conflicting with concurrent writers after {attempt} replay(s)"
+                                     f" ({WAIT_ENV}={wait_seconds():g} s): {exc}") from exc
+            time.sleep(min(wait * (0.5 + random.random()), deadline - now))
             wait = min(wait * 2, MAX_WAIT)
-    raise AssertionError("unreachable")
+            attempt += 1
 
 
 def rollback(cursor: duckdb.DuckDBPyConnection) -> None:

@@ -64,6 +64,7 @@ EXCLUDED: dict[str, set[str]] = {
     "evaluations": {"created_at", "mlflow_run_id"},
     "stage_runs": {"finished_at"},
     "document_dates": {"revised_at"},  # not wall-clock: documents_raw.timestamp, compared there
+    "commit_guards": {"written_at"},  # when a DuckLake writer last took a guard (empty on the embedded warehouse)
 }
 #: tables and views that are logs of runs, compared through a projection of their state instead
 PROJECTED = {

@@ -26,7 +26,8 @@ from tasks.processes import child_dies_with_us
 from tasks.sample.mirror import build_sample_mirror, cirrus_name
 from tasks.tracking import mark_crashed_runs
 from tasks.warehouse.db import Warehouse
-from tasks.warehouse.embedded import WAIT_ENV, WarehouseBusyError
+from tasks.warehouse.embedded import WarehouseBusyError
+from tasks.warehouse.waiting import WAIT_ENV
 from tests.support.loopback_http import LoopbackServer
 
 pytestmark = pytest.mark.slow

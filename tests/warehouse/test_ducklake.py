@@ -3,15 +3,19 @@ on the migrations' keys, snapshots, and the extensions from their packages."""
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pytest
 
+from tasks.dumps.appearance import record_appearance
 from tasks.errors import BabelbenchError, ConfigError
 from tasks.home import open_warehouse
+from tasks.stage import ReadFields, run_stage
 from tasks.warehouse.db import Warehouse, upsert
 from tasks.warehouse.lake import LAKE_ENV
 from tasks.warehouse.location import WAREHOUSE_ENV, parse_location
+from tests.support.cell_writer import STAGE, compute
 
 COLUMNS = ("SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns"
            " WHERE table_schema = 'main' AND table_name NOT LIKE '%\\_\\_cells' ESCAPE '\\' ORDER BY ALL")
@@ -33,6 +37,19 @@ def test_an_upsert_keeps_one_row_per_key_on_a_ducklake(ducklake: str, home: Path
         upsert(cur, "clir_collections", [["a", ["en", "ja"], True, '{"v": 2}']], then="now()")
     assert wh.query("SELECT name, langs, multi, config FROM clir_collections ORDER BY name") == [
         ("a", ["en", "ja"], True, '{"v": 2}'), ("b", ["de"], True, "{}")]
+
+
+def test_an_earlier_dump_of_a_wiki_moves_its_articles_first_appearance_back_on_a_ducklake(
+        ducklake: str, home: Path) -> None:
+    """The second dump of a wiki updates first_seen's rows (a MERGE that updates: see tasks/dumps/appearance.py)."""
+    wh = Warehouse(home)
+    run_stage(wh, STAGE, "xx", ReadFields(values={"rows": 50}), {}, compute(wh, "xx", 50))  # 50 articles of wiki xx
+    record_appearance(wh, "xx", "20240120")
+    record_appearance(wh, "xx", "20240110")
+    record_appearance(wh, "xx", "20240115")  # a later one moves nothing
+    assert wh.query("SELECT key_kind, count(*), min(dump_date), max(dump_date) FROM first_seen GROUP BY ALL"
+                    " ORDER BY ALL") == [("page_id", 50, date(2024, 1, 10), date(2024, 1, 10)),
+                                         ("title", 50, date(2024, 1, 10), date(2024, 1, 10))]
 
 
 def test_a_past_snapshot_reads_the_tables_as_they_were_and_the_embedded_warehouse_says_it_has_none(

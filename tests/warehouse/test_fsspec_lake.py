@@ -144,7 +144,7 @@ def test_a_memory_lake_serves_every_table_through_duckdb_and_no_local_path(
         # `babelbench sql` in a process that has not opened the warehouse: no connection of the flows is reused
         for database in list(embedded._databases.values()):
             database.close_idle()
-        monkeypatch.setattr(db, "_databases", {})
+        monkeypatch.setattr(embedded, "_databases", {})
         monkeypatch.setenv("BABELBENCH_HOME", str(home))
         result = CliRunner().invoke(app, ["sql", "--json",
                                           "SELECT lang, count(*) AS n FROM documents_raw GROUP BY lang"])

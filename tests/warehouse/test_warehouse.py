@@ -16,7 +16,7 @@ import pytest
 
 from tasks.errors import ConfigError
 from tasks.home import open_warehouse
-from tasks.warehouse import embedded, migrations, writers
+from tasks.warehouse import embedded, migrations, waiting, writers
 from tasks.text.languages import OVERRIDES_ENV, reload_rules, rules_digest
 from tasks.warehouse.db import Reference, Warehouse
 from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir, sweep_abandoned
@@ -233,8 +233,8 @@ def test_a_busy_writer_does_not_starve_a_waiter(tmp_path: Path) -> None:
 
 
 def test_the_wait_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(embedded.WAIT_ENV, "soon")
+    monkeypatch.setenv(waiting.WAIT_ENV, "soon")
     with pytest.raises(ConfigError, match="BABELBENCH_WAREHOUSE_WAIT='soon': expected a number of seconds"):
-        embedded.wait_seconds()
-    monkeypatch.setenv(embedded.WAIT_ENV, "2.5")
-    assert embedded.wait_seconds() == 2.5
+        waiting.wait_seconds()
+    monkeypatch.setenv(waiting.WAIT_ENV, "2.5")
+    assert waiting.wait_seconds() == 2.5
