@@ -163,6 +163,14 @@ class Warehouse:
             names = [d[0] for d in result.description] if result.description else []
             return names, result.fetchall()
 
+    def batches(self, sql: str, params: Sequence[Any] | None = None, size: int = 10_000) -> Iterator[list[tuple]]:
+        """The rows of a query in lists of at most ``size``, fetched as they are consumed (a table too large to
+        hold at once)."""
+        with self._cursor() as cur:
+            result = cur.execute(sql, params or [])
+            while rows := result.fetchmany(size):
+                yield rows
+
     def query_dicts(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         names, rows = self.query_with_columns(sql, params)
         return [dict(zip(names, row)) for row in rows]

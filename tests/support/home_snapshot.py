@@ -1,7 +1,7 @@
 """What a babelbench home holds, reduced to what must not depend on how the runs went: for comparing homes.
 
 :func:`table_snapshot` hashes every table and view of the warehouse (row count
-and an order-independent hash of its rows); :func:`lake_problems` and
+and an order-independent hash of its rows, :mod:`tasks.warehouse.digest`); :func:`lake_problems` and
 :func:`lake_files` check the Parquet lake against the catalog;
 :func:`index_snapshot` describes the embedded search indexes. Two homes that
 ran the same commands — one interrupted and rerun, one not — must agree on all
@@ -39,11 +39,11 @@ What legitimately differs between two such homes, and is therefore left out
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 from typing import Any
 
+from tasks.warehouse import digest
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_TABLES
 
@@ -98,32 +98,29 @@ def _rounded(value: Any) -> Any:
     return value
 
 
-def _rows_digest(rows: list[tuple], home: Path) -> tuple[int, str]:
-    lines = sorted(repr(_rounded(row)).replace(str(home), "<home>") for row in rows)
-    return len(lines), hashlib.sha256("\n".join(lines).encode()).hexdigest()
-
-
 def table_snapshot(home: Path, across_backends: bool = False) -> dict[str, tuple[int, str]]:
-    """Every table and view of the home's warehouse → (row count, hash of its sorted rows); ``across_backends``:
-    without what differs between an embedded warehouse and a DuckLake by design (:data:`ACROSS_BACKENDS`)."""
+    """Every table and view of the home's warehouse → (row count, content digest: :mod:`tasks.warehouse.digest`);
+    ``across_backends``: without what differs between an embedded warehouse and a DuckLake by design
+    (:data:`ACROSS_BACKENDS`)."""
     snapshot: dict[str, tuple[int, str]] = {}
     skipped = SKIPPED | (ACROSS_BACKENDS if across_backends else set())
+
+    def line(row: tuple) -> str:
+        return repr(_rounded(row)).replace(str(home), "<home>")
+
     with Warehouse(home, read_only=True) as wh:
-        tables = [name for (name,) in wh.query(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY table_name")]
-        for table in tables:
+        for table in digest.tables(wh):
             if table in skipped or (across_backends and CELLS_TABLES.search(table)):
                 continue
             if table in PROJECTED:
-                snapshot[table] = _rows_digest(wh.query(PROJECTED[table]), home)
+                snapshot[table] = digest.query_digest(wh, PROJECTED[table], line)
                 continue
-            columns = wh.query("SELECT column_name, data_type FROM information_schema.columns"
-                               " WHERE table_schema = 'main' AND table_name = ? ORDER BY ordinal_position", [table])
+            columns = digest.columns(wh, table)
             excluded = EXCLUDED.get(table, set()) | (ACROSS_BACKENDS_COLUMNS.get(table, set()) if across_backends else set())
             unlisted = [name for name, kind in columns if name not in excluded and _WALL_CLOCK.search(f"{kind} {name}")]
             assert not unlisted, f"{table}: wall-clock column(s) {unlisted} not listed in tests/home_snapshot.EXCLUDED"
-            kept = ", ".join(f'"{name}"' for name, _ in columns if name not in excluded) or "1"
-            snapshot[table] = _rows_digest(wh.query(f"SELECT {kept} FROM {table}"), home)
+            kept = [name for name, _ in columns if name not in excluded]
+            snapshot[table] = digest.query_digest(wh, digest.select_columns(table, kept), line)
     return snapshot
 
 
