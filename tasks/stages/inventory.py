@@ -8,6 +8,7 @@ Flows only compose (``docs/development.md``, "Layers"): every question they ask 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from tasks.errors import ConfigError
@@ -79,10 +80,25 @@ def require_results(wh: Warehouse, benchmark: str) -> None:
                           " `babelbench arena` first")
 
 
+@dataclass(frozen=True)
+class FlowRun:
+    """One recorded run of a flow: its id, its status (``running``, ``completed``, ``failed``, ``crashed``) and its
+    parameters."""
+
+    run_id: str
+    status: str
+    params: dict[str, Any]
+
+
+def flow_runs(wh: Warehouse, flow: str) -> list[FlowRun]:
+    """Every recorded run of ``flow`` that has parameters, newest first."""
+    return [FlowRun(run_id, status, json.loads(raw)) for run_id, status, raw in wh.query(
+        "SELECT run_id, status, params FROM runs WHERE flow = ? AND params IS NOT NULL ORDER BY started_at DESC", [flow])]
+
+
 def flow_run_params(wh: Warehouse, flow: str) -> list[dict[str, Any]]:
     """The parameters of every recorded run of ``flow``, newest first."""
-    return [json.loads(raw) for (raw,) in wh.query("SELECT params FROM runs WHERE flow = ? AND params IS NOT NULL"
-                                                   " ORDER BY started_at DESC", [flow])]
+    return [run.params for run in flow_runs(wh, flow)]
 
 
 def collections(wh: Warehouse) -> list[tuple[str, list[str]]]:

@@ -14,6 +14,12 @@ Pause points (``kind:detail``):
   is saved, its body field not yet;
 * ``commit:WHAT`` — on a DuckLake, the transaction of WHAT (a stage cell, ``stage[cell]``) holds every write of
   the cell and is about to commit.
+
+One meeting point, where the process does not wait for a kill but for others (``BABELBENCH_TEST_PAUSED`` is then a
+folder that each process arriving writes a file in):
+
+* ``meet:FLOW:N`` — a backfill has read the scopes of FLOW it will extend, and goes on once N processes have, so
+  that concurrent backfills all read them before any of them extends one.
 """
 
 from __future__ import annotations
@@ -35,6 +41,14 @@ def _pause(where: str) -> None:
     tmp.replace(path)
     while True:
         time.sleep(3600)
+
+
+def _meet(folder: Path, count: int) -> None:
+    """Say this process got here, then wait until ``count`` processes have."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / str(os.getpid())).touch()
+    while len(list(folder.iterdir())) < count:
+        time.sleep(0.05)
 
 
 def arm(spec: str) -> None:
@@ -74,6 +88,19 @@ def arm(spec: str) -> None:
             return original_commit(cursor, calls, what, *args)
 
         db.commit_with_replays = commit_with_replays  # type: ignore[assignment]
+    elif kind == "meet":
+        from flows import backfill
+
+        flow, _, count = detail.partition(":")
+        original_scopes = backfill._scopes
+
+        def scopes(bf, flow_name, by):  # type: ignore[no-untyped-def]
+            found = original_scopes(bf, flow_name, by)
+            if flow_name == flow:
+                _meet(Path(os.environ[PAUSED_ENV]), int(count))
+            return found
+
+        backfill._scopes = scopes  # type: ignore[assignment]
     else:
         raise SystemExit(f"{PAUSE_ENV}={spec!r}: unknown pause point")
 

@@ -98,12 +98,14 @@ def _rounded(value: Any) -> Any:
     return value
 
 
-def table_snapshot(home: Path, across_backends: bool = False) -> dict[str, tuple[int, str]]:
+def table_snapshot(home: Path, across_backends: bool = False,
+                   projected: dict[str, str] | None = None) -> dict[str, tuple[int, str]]:
     """Every table and view of the home's warehouse → (row count, content digest: :mod:`tasks.warehouse.digest`);
     ``across_backends``: without what differs between an embedded warehouse and a DuckLake by design
-    (:data:`ACROSS_BACKENDS`)."""
+    (:data:`ACROSS_BACKENDS`); ``projected``: tables compared through other queries than :data:`PROJECTED`'s."""
     snapshot: dict[str, tuple[int, str]] = {}
     skipped = SKIPPED | (ACROSS_BACKENDS if across_backends else set())
+    projections = PROJECTED | (projected or {})
 
     def line(row: tuple) -> str:
         return repr(_rounded(row)).replace(str(home), "<home>")
@@ -112,8 +114,8 @@ def table_snapshot(home: Path, across_backends: bool = False) -> dict[str, tuple
         for table in digest.tables(wh):
             if table in skipped or (across_backends and CELLS_TABLES.search(table)):
                 continue
-            if table in PROJECTED:
-                snapshot[table] = digest.query_digest(wh, PROJECTED[table], line)
+            if table in projections:
+                snapshot[table] = digest.query_digest(wh, projections[table], line)
                 continue
             columns = digest.columns(wh, table)
             excluded = EXCLUDED.get(table, set()) | (ACROSS_BACKENDS_COLUMNS.get(table, set()) if across_backends else set())

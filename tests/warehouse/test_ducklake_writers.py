@@ -17,7 +17,7 @@ import pytest
 
 from tasks.warehouse.db import Warehouse
 from tests.support.crash_entry import PAUSE_ENV, PAUSED_ENV
-from tests.support.waiting import wait_for
+from tests.support.waiting import finished, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 ROWS = 1000
@@ -28,15 +28,6 @@ def _writer(home: Path, cells: list[str], *extra: str, env: dict[str, str] | Non
     return subprocess.Popen([sys.executable, "-m", "tests.support.cell_writer", *cells, "--rows", str(ROWS), *extra],
                             cwd=REPO, env=(env or os.environ) | {"BABELBENCH_HOME": str(home)},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
-def _finish(processes: list[subprocess.Popen[str]]) -> list[str]:
-    outputs = []
-    for process in processes:
-        output, _ = process.communicate(timeout=600)
-        assert process.returncode == 0, output[-3000:]
-        outputs.append(output)
-    return outputs
 
 
 def _cells_held(wh: Warehouse) -> dict[str, tuple[int, int, int, int]]:
@@ -50,7 +41,7 @@ def _cells_held(wh: Warehouse) -> dict[str, tuple[int, int, int, int]]:
 
 def test_four_processes_computing_different_cells_at_once_lose_nothing_and_take_no_lock(ducklake: str, home: Path) -> None:
     cells = [[f"w{w}c{c}" for c in range(5)] for w in range(4)]
-    _finish([_writer(home, mine) for mine in cells])
+    finished(*(_writer(home, mine) for mine in cells))
 
     wh = Warehouse(home, read_only=True)
     expected = {cell: (ROWS, ROWS, ROWS, ROWS) for mine in cells for cell in mine}
@@ -68,7 +59,7 @@ def test_four_processes_computing_the_same_cells_leave_exactly_one_result_each(d
     workers = [_writer(home, cells, "--force", "--start-after", str(go)) for _ in range(4)]
     wait_for(lambda: len(list(tmp_path.glob("go.ready.*"))) == 4, "the four workers to open the warehouse", timeout=300)
     go.touch()  # all four compute the first cell, never computed before, at one moment
-    outputs = _finish(workers)
+    outputs = finished(*workers)
 
     wh = Warehouse(home, read_only=True)
     assert _cells_held(wh) == {cell: (ROWS, ROWS, ROWS, ROWS) for cell in cells}
@@ -92,14 +83,14 @@ def test_a_process_killed_mid_commit_leaves_the_catalog_consistent_and_the_rerun
     wait_for(paused.exists, "the victim to reach the commit of v2", timeout=300)
     os.kill(victim.pid, signal.SIGKILL)  # every write of v2 is in its open transaction: none may be seen
     victim.wait()
-    _finish(workers)
+    finished(*workers)
 
     wh = Warehouse(home, read_only=True)
     held = _cells_held(wh)
     assert held == {cell: (ROWS, ROWS, ROWS, ROWS) for cell in ["v0", "v1", *(c for mine in others for c in mine)]}
     assert not wh.query("SELECT * FROM artifacts WHERE cell IN ('v2', 'v3')")
 
-    rerun = _finish([_writer(home, victim_cells)])[0]
+    [rerun] = finished(_writer(home, victim_cells))
     assert [line.split()[1] for line in rerun.strip().splitlines()[-4:]] == ["cached", "cached", "computed", "computed"]
     wh = Warehouse(home, read_only=True)
     assert _cells_held(wh)["v2"] == (ROWS, ROWS, ROWS, ROWS) and _cells_held(wh)["v3"] == (ROWS, ROWS, ROWS, ROWS)
