@@ -193,6 +193,19 @@ class Warehouse:
         with self._cursor() as cur:
             return self._db.snapshot(cur)
 
+    def pinned(self) -> Warehouse:
+        """This warehouse held at the snapshot it reads now, so that every read of a result (a leaderboard, a report,
+        what an MLflow run logs) sees one state, which the result names; the embedded warehouse, which keeps no
+        snapshots, and a warehouse already read at one, are returned as they are."""
+        snapshot = self.snapshot()
+        if snapshot is None or self.as_of is not None:
+            return self
+        return self.at(snapshot)
+
+    def at(self, snapshot: int) -> Warehouse:
+        """This warehouse as it was at ``snapshot``, read-only (an embedded one refuses: it keeps no snapshots)."""
+        return Warehouse(self.home, as_of=snapshot)
+
     # -- writing -----------------------------------------------------------------
     @contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -486,6 +499,12 @@ class Warehouse:
                     cur.execute(f"COMMENT ON TABLE {name} IS '{reference.digest}'")
                 finally:
                     cur.unregister(view)
+
+
+def snapshot_label(snapshot: int | None) -> str:
+    """How a result names the warehouse snapshot it read: its number (read again with ``--as-of``), or that the
+    embedded warehouse keeps none."""
+    return str(snapshot) if snapshot is not None else "none (the embedded warehouse keeps no snapshots)"
 
 
 def _digest(sql: str) -> str:

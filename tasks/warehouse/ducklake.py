@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,6 +37,8 @@ CATALOG = "warehouse"
 REMOTE_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "r2", "http", "https"})
 #: attempts at the first attach: processes creating a DuckLake's catalog tables at once collide in PostgreSQL
 ATTACH_ATTEMPTS = 8
+#: past snapshots kept attached per process (each holds catalog connections); the least recently used goes first
+ATTACHED_SNAPSHOTS = 8
 
 
 def _quote(text: str) -> str:
@@ -87,7 +90,7 @@ class LakeCatalog:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._filesystem: AbstractFileSystem | None = None
         self._home = home
-        self._snapshots: set[int] = set()
+        self._snapshots: OrderedDict[int, None] = OrderedDict()  # attached past snapshots, oldest use first
         self.created = False  # this process made the DuckLake (its first attach found no catalog)
 
     # -- the connection ------------------------------------------------------------------
@@ -145,7 +148,9 @@ class LakeCatalog:
         """The DuckLake as it was at ``snapshot``, attached read-only once per process under its own name."""
         alias = f"{CATALOG}_v{snapshot}"
         with self._lock:
-            if snapshot not in self._snapshots:
+            if snapshot in self._snapshots:
+                self._snapshots.move_to_end(snapshot)
+            else:
                 known = con.execute(f"SELECT count(*) FROM ducklake_snapshots({_quote(CATALOG)}) WHERE snapshot_id = ?",
                                     [snapshot]).fetchone()
                 if not known or not known[0]:
@@ -153,7 +158,10 @@ class LakeCatalog:
                     raise BabelbenchError(f"the warehouse at {self.path} has no snapshot {snapshot} (it has snapshots"
                                           f" up to {latest[0] if latest else 0}; expired ones are gone)")
                 con.execute(f"ATTACH {_quote(self.location.url)} AS {alias} (SNAPSHOT_VERSION {int(snapshot)}, READ_ONLY)")
-                self._snapshots.add(snapshot)
+                self._snapshots[snapshot] = None
+                if len(self._snapshots) > ATTACHED_SNAPSHOTS:  # a worker reads at a new snapshot for every result
+                    oldest, _ = self._snapshots.popitem(last=False)
+                    con.execute(f"DETACH {CATALOG}_v{oldest}")
         return alias
 
     def snapshot(self, cursor: duckdb.DuckDBPyConnection) -> int:
