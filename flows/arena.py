@@ -96,4 +96,4 @@ def arena_flow(params: ArenaParams) -> list[dict]:
         judged = next((row for row in rows if not row["predicted"]), None)
         if judged is not None:  # every judged row of the slice carries the judge's statistics
             print(agreement_text(judged))
-        return finish_run(run, "arena", outcomes, home)
+        return finish_run(run, "arena", outcomes)

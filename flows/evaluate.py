@@ -111,4 +111,4 @@ def evaluate_flow(params: EvaluateParams) -> list[dict]:
                 force, run.run_id)}
         outcomes = collect_outcomes(futures)
         report_evaluation(run.results(), params.benchmark, params.models, run, params.traces)
-        return finish_run(run, "evaluate", outcomes, home)
+        return finish_run(run, "evaluate", outcomes)

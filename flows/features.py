@@ -57,4 +57,4 @@ def features_flow(params: FeaturesParams) -> list[dict]:
                    for cell, name in cells.items()}
         outcomes = collect_outcomes(futures)
         report_features(run.results(), params.benchmark)
-        return finish_run(run, "features", outcomes, home)
+        return finish_run(run, "features", outcomes)

@@ -507,6 +507,13 @@ def snapshot_label(snapshot: int | None) -> str:
     return str(snapshot) if snapshot is not None else "none (the embedded warehouse keeps no snapshots)"
 
 
+def cli_prefix(wh: Warehouse, program: str = "babelbench") -> str:
+    """The command line (``program``) that reaches this warehouse (its home, and its URL when it is a DuckLake), for
+    the commands a summary suggests."""
+    where = f" --warehouse '{wh.location.url}'" if wh.location.is_lake else ""
+    return f"{program} --home {wh.home}{where}"
+
+
 def _digest(sql: str) -> str:
     return hashlib.sha256(sql.encode("utf-8")).hexdigest()[:16]
 
