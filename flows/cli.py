@@ -39,13 +39,14 @@ from flows.models_cli import models_app  # noqa: E402
 from flows.qa_cli import instances_app, qa_app, review_app, translate  # noqa: E402
 from flows.score_cli import score_app  # noqa: E402
 from flows.server_cli import server_app  # noqa: E402
+from flows.warehouse_cli import warehouse_app  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
 from tasks.warehouse.location import WAREHOUSE_ENV, parse_location  # noqa: E402
 from tasks.text import OVERRIDES_ENV, reload_rules
 
 #: The order a user runs the commands in; ``--help`` lists them so.
-WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "models", "eval", "features", "arena", "leaderboard", "judges", "report", "rerun", "backfill", "score", "sql", "server", "demo")
+WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "models", "eval", "features", "arena", "leaderboard", "judges", "report", "rerun", "backfill", "score", "sql", "warehouse", "server", "demo")
 
 
 class _WorkflowOrder(TyperGroup):
@@ -75,6 +76,7 @@ app.add_typer(score_app, name="score")
 app.add_typer(import_app, name="import")
 app.add_typer(models_app, name="models")
 app.add_typer(server_app, name="server")
+app.add_typer(warehouse_app, name="warehouse")
 
 
 @app.callback()

@@ -109,11 +109,12 @@ class Warehouse:
     """
 
     def __init__(self, home: Path, *, read_only: bool = False, references: Mapping[str, Reference] | None = None,
-                 as_of: int | None = None) -> None:
+                 as_of: int | None = None, location: Location | None = None) -> None:
         """``references``: tables the caller owns the content of (the language rules), mirrored into the warehouse
-        when a writable one is opened and its copy differs, so SQL can join them."""
+        when a writable one is opened and its copy differs, so SQL can join them. ``location``: another warehouse
+        than the one ``BABELBENCH_WAREHOUSE`` names (a copy's target)."""
         self.home = home
-        self.location = configured_location(home)
+        self.location = location or configured_location(home)
         self.as_of = as_of
         self.read_only = read_only or as_of is not None
         if self.location.is_lake:
@@ -135,7 +136,7 @@ class Warehouse:
                                           " corpus ingest` or `babelbench demo` with it first")
                 self.lake_root = self._open_lake(cur)
             return
-        new_lake = configured_lake(home)  # a bad BABELBENCH_LAKE fails before a warehouse is created
+        new_lake = configured_lake(home, self.location.lake)  # a bad lake fails before a warehouse is created
         if self.location.is_lake:
             self._prepare_lake(new_lake, references or {})
             return
@@ -171,6 +172,21 @@ class Warehouse:
             while rows := result.fetchmany(size):
                 yield rows
 
+    def arrow_batches(self, sql: str, params: Sequence[Any] | None = None, size: int = 100_000) -> Iterator[pa.RecordBatch]:
+        """The result of a query as Arrow record batches of at most ``size`` rows, read as they are consumed."""
+        with self._cursor() as cur:
+            yield from cur.execute(sql, params or []).to_arrow_reader(size)
+
+    def lake_cells(self, table: str) -> list[tuple[str, str, str]]:
+        """Every cell of lake table ``table``: (cell, the fingerprint of its rows, SQL selecting its rows)."""
+        if self.location.is_lake:
+            return [(cell, fingerprint, f"SELECT * EXCLUDE (cell) FROM {table}{CELLS_SUFFIX} WHERE cell = '"
+                     + cell.replace("'", "''") + "'") for cell, fingerprint in self.query(
+                f"SELECT cell, any_value(fingerprint) FROM {table}{CELLS_SUFFIX} GROUP BY cell ORDER BY cell")]
+        return [(cell, fingerprint, self._shards_select(table, paths)) for cell, fingerprint, paths in self.query(
+            "SELECT cell, any_value(fingerprint), list(path ORDER BY path) FROM lake_shards WHERE table_name = ?"
+            " GROUP BY cell ORDER BY cell", [table])]
+
     def query_dicts(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         names, rows = self.query_with_columns(sql, params)
         return [dict(zip(names, row)) for row in rows]
@@ -202,9 +218,19 @@ class Warehouse:
             return self
         return self.at(snapshot)
 
+    @contextmanager
+    def frozen(self) -> Iterator[Warehouse]:
+        """This warehouse at one state for the block: a DuckLake at its current snapshot (:meth:`pinned`); the
+        embedded file held by this process meanwhile (other processes wait for it, as for any operation)."""
+        if self.location.is_lake:
+            yield self.pinned()
+            return
+        with self._db.session(self.read_only):
+            yield self
+
     def at(self, snapshot: int) -> Warehouse:
         """This warehouse as it was at ``snapshot``, read-only (an embedded one refuses: it keeps no snapshots)."""
-        return Warehouse(self.home, as_of=snapshot)
+        return Warehouse(self.home, as_of=snapshot, location=self.location)
 
     # -- writing -----------------------------------------------------------------
     @contextmanager
@@ -322,7 +348,7 @@ class Warehouse:
                 for table, cell, _fingerprint, shards in changes:
                     cur.execute(f"DELETE FROM {table}{CELLS_SUFFIX} WHERE cell = ?", [cell])
                     if shards:
-                        listing = _listing(duckdb_path(self.lake_root / s.path) for s in shards)
+                        listing = sql_paths(duckdb_path(self.lake_root / s.path) for s in shards)
                         cur.execute(f"INSERT INTO {table}{CELLS_SUFFIX} BY NAME SELECT *, ? AS cell"
                                     f" FROM read_parquet([{listing}], union_by_name = true)", [cell])
             return
@@ -398,7 +424,7 @@ class Warehouse:
         column: its lake is the home's.)"""
         result = cur.execute("SELECT * FROM warehouse_info")
         names = [d[0] for d in result.description]
-        root = locate_lake(self.home, dict(zip(names, result.fetchone())).get("lake"))
+        root = locate_lake(self.home, dict(zip(names, result.fetchone())).get("lake"), self.location.lake)
         if root.protocol not in LOCAL_PROTOCOLS:
             self._db.use_filesystem(root.fs)
         return root
@@ -471,12 +497,16 @@ class Warehouse:
             raise
 
     def _create_lake_view(self, cur: duckdb.DuckDBPyConnection, table: str) -> None:
-        """A view over the table's shards; the empty shard (the current schema) comes first and shards written
-        before a column was added read NULL in it (``union_by_name``)."""
-        paths = [duckdb_path(empty_shard(self.lake_root, table))]
-        paths += [duckdb_path(self.lake_root / r[0]) for r in cur.execute(
-            "SELECT path FROM lake_shards WHERE table_name = ? ORDER BY cell, path", [table]).fetchall()]
-        cur.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet([{_listing(paths)}], union_by_name = true)")
+        """A view over the table's shards (:meth:`_shards_select`)."""
+        paths = [r[0] for r in cur.execute("SELECT path FROM lake_shards WHERE table_name = ? ORDER BY cell, path",
+                                           [table]).fetchall()]
+        cur.execute(f"CREATE OR REPLACE VIEW {table} AS {self._shards_select(table, paths)}")
+
+    def _shards_select(self, table: str, paths: Sequence[str]) -> str:
+        """SQL reading the table's shards at ``paths`` (relative to the lake); the empty shard (the current schema)
+        comes first, and shards written before a column was added read NULL in it (``union_by_name``)."""
+        files = [duckdb_path(empty_shard(self.lake_root, table))] + [duckdb_path(self.lake_root / p) for p in paths]
+        return f"SELECT * FROM read_parquet([{sql_paths(files)}], union_by_name = true)"
 
     def _mirror(self, references: Mapping[str, Reference]) -> None:
         """Replace each reference table whose stored digest (the table's comment) is not the given one (one
@@ -518,7 +548,7 @@ def _digest(sql: str) -> str:
     return hashlib.sha256(sql.encode("utf-8")).hexdigest()[:16]
 
 
-def _listing(paths: Any) -> str:
+def sql_paths(paths: Any) -> str:
     """A SQL list literal of file paths."""
     return ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
 

@@ -103,7 +103,7 @@ class LakeCatalog:
             return self._con
 
     def _attach(self) -> duckdb.DuckDBPyConnection:
-        configured = os.environ.get(LAKE_ENV, "").strip()
+        configured = self.location.lake or os.environ.get(LAKE_ENV, "").strip()
         lake = data_path(configured or str(self._home / "lake"))
         con = duckdb.connect(config=dict(extensions.OFFLINE))
         needed = ["ducklake", "postgres"] + (["httpfs"] if "://" in lake else [])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,11 +27,15 @@ _PASSWORD_KEY = re.compile(r"(?:^|\s)password\s*=", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class Location:
-    """One warehouse: ``kind`` embedded (``path`` its DuckDB file) or ducklake (``conninfo`` its catalog)."""
+    """One warehouse: ``kind`` embedded (``path`` its DuckDB file) or ducklake (``conninfo`` its catalog).
+
+    ``lake``: the lake named with it (``warehouse copy --lake``: a copy's target), in place of ``BABELBENCH_LAKE``,
+    which names the lake of the process's own warehouse."""
 
     kind: str
     path: Path | None = None
     conninfo: str = ""
+    lake: str | None = None
 
     @property
     def is_lake(self) -> bool:
@@ -66,3 +70,18 @@ def parse_location(value: str, home: Path) -> Location:
 def configured_location(home: Path) -> Location:
     """The warehouse of this process: ``$BABELBENCH_WAREHOUSE``, else the home's embedded file."""
     return parse_location(os.environ.get(WAREHOUSE_ENV, ""), home)
+
+
+def copy_target(value: str, home: Path, lake: str | None) -> tuple[Path, Location]:
+    """The home and warehouse ``warehouse copy --to`` names: a DuckLake URL (its data files in ``lake``, else in
+    ``home``'s ``lake/``), or a folder: the embedded warehouse of that home (its lake ``lake``, else its own)."""
+    value = value.strip()
+    if not value:
+        raise ConfigError(f"--to is empty: give '{DUCKLAKE_PREFIX}<libpq conninfo>' or the folder of a home")
+    if value.startswith(DUCKLAKE_PREFIX):
+        return home, replace(parse_location(value, home), lake=lake or str(home / "lake"))
+    folder = Path(value).expanduser().resolve()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--to {value}: not a folder; give the folder of a home (its warehouse is"
+                          f" {WAREHOUSE_FILE} there) or '{DUCKLAKE_PREFIX}<libpq conninfo>'")
+    return folder, Location("embedded", path=folder / WAREHOUSE_FILE, lake=lake or str(folder / "lake"))
