@@ -15,11 +15,15 @@ import os
 import pwd
 import shutil
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from tasks.errors import ConfigError
+from tasks.processes import free_loopback_port
 
 BIN_ENV = "BABELBENCH_PG_BIN"
 USER_ENV = "BABELBENCH_PG_USER"
@@ -137,3 +141,18 @@ class Cluster:
                 raise ConfigError(f"PostgreSQL on port {self.port} did not accept connections within {timeout:.0f} s;"
                                   f" see {self.log}")
             time.sleep(0.2)
+
+
+@contextmanager
+def throwaway_cluster(prefix: str) -> Iterator[Cluster]:
+    """A new cluster in a temporary folder (under the system's temp dir, which the cluster's user can reach) on a
+    free loopback port, stopped and deleted afterwards: for tests and benchmarks."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    cluster = Cluster(folder, free_loopback_port())
+    try:
+        cluster.start()
+        cluster.wait_ready()
+        yield cluster
+    finally:
+        cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)

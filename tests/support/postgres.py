@@ -9,41 +9,37 @@ it), where they fail instead.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from deployments.postgres import Cluster, bin_dir
+from deployments.postgres import Cluster, bin_dir, throwaway_cluster
 from tasks.errors import ConfigError
-from tasks.processes import free_loopback_port
 from tasks.warehouse.location import DUCKLAKE_PREFIX, WAREHOUSE_ENV
 
 PG_TESTS_ENV = "BABELBENCH_PG_TESTS"
 
 
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Cluster]:
-    """One PostgreSQL cluster for the session (a folder under the system's temp dir: pytest's is private to its
-    user, and the cluster may run as another)."""
+def require_postgres() -> None:
+    """Skip the calling test when PostgreSQL's server programs are missing, saying so; fail instead under
+    ``BABELBENCH_PG_TESTS=required``."""
     try:
         bin_dir()
     except ConfigError as exc:
         if os.environ.get(PG_TESTS_ENV) == "required":
             pytest.fail(f"{PG_TESTS_ENV}=required but PostgreSQL is missing: {exc}")
         pytest.skip(f"PostgreSQL is not installed: {exc}")
-    folder = Path(tempfile.mkdtemp(prefix="babelbench-pg-"))
-    cluster = Cluster(folder, free_loopback_port())
-    try:
-        cluster.start()
-        cluster.wait_ready()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Cluster]:
+    """One PostgreSQL cluster for the session (a folder under the system's temp dir: pytest's is private to its
+    user, and the cluster may run as another)."""
+    require_postgres()
+    with throwaway_cluster("babelbench-pg-") as cluster:
         yield cluster
-    finally:
-        cluster.stop()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def new_database(cluster: Cluster) -> str:
