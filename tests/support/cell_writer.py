@@ -4,7 +4,8 @@ of many writers on one warehouse.
 Each cell of the toy stage ``toy-cells`` replaces its rows in a lake table (``documents_raw``: shards, language =
 the cell) and in a keyed table (``features``: one row per item, model = the cell), through :func:`run_stage` as
 every real stage does. Its rows depend only on the cell and ``--rows``, so a test computes what every table must
-hold independently. ``BABELBENCH_TEST_PAUSE`` arms a pause point (``tests/support/crash_entry.py``).
+hold independently. ``BABELBENCH_TEST_PAUSE`` arms a pause point (``tests/support/crash_entry.py``); ``--work-ms`` makes each cell
+wait that long before it writes, as a stage waiting on a model endpoint does (``benchmarks/warehouse_writers.py``).
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ def document_rows(cell: str, rows: int) -> pa.Table:
     return pa.table(columns, schema=DOCUMENT_SCHEMA)
 
 
-def compute(wh: Warehouse, cell: str, rows: int) -> Callable[[str], StageOutput]:
+def compute(wh: Warehouse, cell: str, rows: int, work: float = 0.0) -> Callable[[str], StageOutput]:
+    """The cell's compute: ``work`` seconds of waiting (as a stage waits on a model endpoint), then its writes."""
     def run(fp: str) -> StageOutput:
+        time.sleep(work)
         writer = ShardWriter(wh.lake_root, cell_dir(wh.lake_root, "documents_raw", cell, fp),
                              LAKE_TABLES["documents_raw"], fp)
         writer.add_table(document_rows(cell, rows))
@@ -54,6 +57,7 @@ def main() -> None:
     parser.add_argument("cells", nargs="+")
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--force", action="store_true")
+    parser.add_argument("--work-ms", type=float, default=0.0, help="milliseconds each cell waits before it writes")
     parser.add_argument("--start-after", type=Path, help="say ready (PATH.ready.PID), then wait for PATH to exist,"
                                                          " so that several workers start their cells at one moment")
     args = parser.parse_args()
@@ -65,7 +69,7 @@ def main() -> None:
         while not args.start_after.exists():
             time.sleep(0.01)
     for cell in args.cells:
-        ref = run_stage(wh, STAGE, cell, ReadFields(values={"rows": args.rows}), {}, compute(wh, cell, args.rows),
+        ref = run_stage(wh, STAGE, cell, ReadFields(values={"rows": args.rows}), {}, compute(wh, cell, args.rows, args.work_ms / 1000),
                         force=args.force)
         print(ref.cell, ref.status, flush=True)
 
