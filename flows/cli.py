@@ -42,7 +42,7 @@ from flows.server_cli import server_app  # noqa: E402
 from flows.warehouse_cli import warehouse_app  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
-from tasks.warehouse.location import WAREHOUSE_ENV, parse_location  # noqa: E402
+from tasks.warehouse import WAREHOUSE_ENV, parse_location  # noqa: E402
 from tasks.text import OVERRIDES_ENV, reload_rules
 
 #: The order a user runs the commands in; ``--help`` lists them so.

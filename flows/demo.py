@@ -34,7 +34,7 @@ from tasks.sample import (
 )
 from tasks.stages import ClirEvalParams
 from tasks.tracking import tracking_uri
-from tasks.warehouse.db import Warehouse, cli_prefix
+from tasks.warehouse import Warehouse, cli_prefix
 
 DEMO_COLLECTION = "demo"
 #: The sample's languages the main job leaves out, so the demo can show `babelbench backfill` adding them: Swahili,

@@ -214,7 +214,7 @@ def leaderboard(
     snapshot, which the table names last (json and csv: a warehouse_snapshot field in every row)."""
     from tasks.qa import live_months
     from tasks.stages import leaderboard_rows, overall_ratings
-    from tasks.warehouse.db import snapshot_label
+    from tasks.warehouse import snapshot_label
 
     if output not in ("table", "json", "csv"):
         fail(ConfigError(f"--format {output!r}: choose table, json or csv"))

@@ -25,9 +25,7 @@ def copy(
     """Copy this home's warehouse (--warehouse / BABELBENCH_WAREHOUSE) into an empty one, in one transaction, then
     compare every table's row count and content digest on both sides; exit 1 when one differs."""
     from tasks.home import open_warehouse
-    from tasks.warehouse.copy import copy_warehouse
-    from tasks.warehouse.db import Warehouse, snapshot_label
-    from tasks.warehouse.location import copy_target
+    from tasks.warehouse import Warehouse, copy_target, copy_warehouse, snapshot_label
 
     home = resolve_home()
     try:
@@ -36,7 +34,6 @@ def copy(
         if location.url == source.location.url:
             raise BabelbenchError(f"--to {to} is the warehouse being copied")
         target = Warehouse(target_home, location=location)
-        home.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".copy-", dir=home) as staging:
             snapshot, tables = copy_warehouse(source, target, Path(staging))
     except BabelbenchError as exc:
