@@ -21,7 +21,7 @@ WHEELHOUSE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/babelbench/wheels/llama-cpp
 LLAMA_WHEEL_DONE := $(WHEELHOUSE)/.complete
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | sha1sum | cut -c1-8)-$(LLAMA_KEY)
 
-.PHONY: venv llama-wheel demo test bench serve deploy languages verdict-words docs clean
+.PHONY: venv llama-wheel demo test bench serve stack stack-down deploy languages verdict-words docs clean
 
 $(LLAMA_WHEEL_DONE):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -71,6 +71,13 @@ docs: venv  ## regenerate the README's DAG picture and docs/cli.md from the stag
 
 serve: venv  ## a Prefect server, a worker and the MLflow UI on loopback; prints their URLs
 	DO_NOT_TRACK=1 $(BIN)/python -m deployments.serve
+
+WORKERS ?= 2
+stack: venv  ## in the background: PostgreSQL, Prefect and MLflow servers on it, WORKERS workers, the warehouse on a DuckLake
+	DO_NOT_TRACK=1 $(BIN)/python -m deployments.stack up --workers $(WORKERS)
+
+stack-down: venv  ## stop what `make stack` started (its databases and files are kept)
+	$(BIN)/python -m deployments.stack down
 
 deploy: venv  ## register prefect.yaml's deployments with the server at PREFECT_API_URL
 	$(BIN)/python -m deployments.register

@@ -30,7 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from deployments.screenshots import Browser, Shots, log, scratch_folder, screenshot_options, wait_http
+from deployments.screenshots import Browser, Shots, log, scratch_folder, screenshot_options
+from deployments.services import wait_http
 from tasks.processes import child_dies_with_us, free_loopback_port, stop_process
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,7 +53,7 @@ def mlflow_server(scratch: Path, timeout: float) -> Iterator[str]:
         cwd=REPO, env=os.environ | {"DO_NOT_TRACK": "1", "MLFLOW_DISABLE_TELEMETRY": "true"}, stdout=log_file,
         stderr=subprocess.STDOUT, preexec_fn=child_dies_with_us())
     try:
-        wait_http(f"{url}/health", "the MLflow server", server, timeout)
+        wait_http(f"{url}/health", "the MLflow server", lambda: server.poll() is None, timeout)
         log(f"MLflow server at {url}")
         yield url
     finally:

@@ -22,10 +22,15 @@ def _prefect(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]
                           capture_output=True, check=check)
 
 
-def register() -> str:
-    """Ensure the work pool exists and deploy everything in prefect.yaml; returns Prefect's output."""
+def ensure_pool() -> None:
+    """Create the ``babelbench`` process work pool on the server at ``PREFECT_API_URL`` unless it exists."""
     if _prefect("work-pool", "inspect", WORK_POOL, check=False).returncode != 0:
         _prefect("work-pool", "create", WORK_POOL, "--type", "process")
+
+
+def register() -> str:
+    """Ensure the work pool exists and deploy everything in prefect.yaml; returns Prefect's output."""
+    ensure_pool()
     return _prefect("--no-prompt", "deploy", "--all").stdout
 
 

@@ -5,6 +5,10 @@ directory, runs a corpus build, a stage rerun and a backfill on the bundled samp
 photographs each page once it shows the text it should (else ``NAME.failed.png`` and exit 1).  Nothing here
 is needed to run babelbench; it documents it.
 
+``--stack`` walks the stack ``make stack`` runs instead (:mod:`deployments.stack`): the deployments registered on its
+Prefect server, the corpus build, then the rerun and the backfill at once on two of its workers, with the warehouse
+on its DuckLake, and the new model's evaluation.
+
 See ``docs/development.md``, "The Prefect UI pictures".
 """
 
@@ -27,17 +31,35 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import yaml
 
+from deployments.register import WORK_POOL
+from deployments.services import wait_http
 from tasks.processes import child_dies_with_us, free_loopback_port, stop_process
 
 REPO = Path(__file__).resolve().parents[1]
-WORK_POOL = "babelbench"
-CHAINED_AUTOMATIONS = ("clir-build-after-corpus", "clir-eval-after-build")
 FINAL_STATES = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
 #: A fresh headless Chromium with no service reaching the network; /dev/shm unused (a container's is often tiny).
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update",
                   "--disable-sync", "--disable-default-apps", "--hide-scrollbars", "--window-size=1400,900")
+
+
+def _deployments(path: Path) -> list[dict[str, Any]]:
+    return yaml.safe_load(path.read_text(encoding="utf-8")).get("deployments") or []
+
+
+def deployment_count(path: Path = REPO / "prefect.yaml") -> int:
+    """How many deployments ``prefect.yaml`` registers: the deployments page must show that many, and the count
+    is read rather than written here so that adding a deployment does not make the walk wait for a stale number."""
+    return len(_deployments(path))
+
+
+def chained_automations(path: Path = REPO / "prefect.yaml") -> tuple[str, ...]:
+    """The automations of ``prefect.yaml`` that a completed flow run sets off (the rebuilds chained after the monthly
+    corpus): paused while the walk runs its corpus build, which would otherwise start each of them."""
+    return tuple(trigger["name"] for deployment in _deployments(path) for trigger in deployment.get("triggers") or []
+                 if "prefect.flow-run.Completed" in trigger.get("expect", []))
 
 
 def log(message: str) -> None:
@@ -97,6 +119,17 @@ class Prefect:
             if automation["name"] in names:
                 self.call("PATCH", f"/automations/{automation['id']}", {"enabled": enabled})
 
+    def subflow_artifact(self, parent: dict[str, Any], key: str) -> dict[str, Any]:
+        """The markdown artifact ``key`` of a subflow run of flow run ``parent``."""
+        children = {run["id"] for run in self.call("POST", "/flow_runs/filter", {
+            "flow_runs": {"parent_flow_run_id": {"any_": [parent["id"]]}}})}
+        [found] = [artifact for artifact in self.markdown_artifacts(key) if artifact["flow_run_id"] in children]
+        return found
+
+    def set_pool_paused(self, paused: bool) -> None:
+        """Pause the work pool (its workers take no flow run) or resume it."""
+        self.call("PATCH", f"/work_pools/{WORK_POOL}", {"is_paused": paused})
+
     def markdown_artifacts(self, key: str) -> list[dict[str, Any]]:
         """The markdown artifacts with ``key``, oldest first."""
         found = self.call("POST", "/artifacts/filter", {"artifacts": {"key": {"any_": [key]},
@@ -105,20 +138,6 @@ class Prefect:
         if not found:
             raise RuntimeError(f"no markdown artifact with key {key!r}")
         return found[::-1]
-
-
-def wait_http(url: str, what: str, process: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=3).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None:
-            raise RuntimeError(f"{what} exited with code {process.returncode}")
-        time.sleep(1)
-    raise TimeoutError(f"{what} did not answer at {url} within {timeout:.0f} s")
 
 
 @contextmanager
@@ -138,8 +157,8 @@ def prefect_server(scratch: Path, timeout: float) -> Iterator[Prefect]:
                                str(port)], cwd=REPO, env=env, stdout=log_file, stderr=subprocess.STDOUT,
                               preexec_fn=child_dies_with_us())
     try:
-        wait_http(f"{url}/api/health", "the Prefect server", server, timeout)
-        wait_http(url, "the Prefect UI", server, timeout)
+        wait_http(f"{url}/api/health", "the Prefect server", lambda: server.poll() is None, timeout)
+        wait_http(url, "the Prefect UI", lambda: server.poll() is None, timeout)
         log(f"Prefect server and UI at {url}")
         yield Prefect(url, env)
     finally:
@@ -163,45 +182,48 @@ def worker(prefect: Prefect, scratch: Path) -> Iterator[subprocess.Popen[bytes]]
 
 @dataclass
 class Demo:
-    """What the demo made that the screenshots show."""
+    """What the demo made that the screenshots show, and its flow runs (final states)."""
 
     rerun_deployment: dict[str, Any]
     rerun_summary: dict[str, Any]  # the summary artifact of the corpus run the stage rerun made
     backfill_artifact: dict[str, Any]
+    runs: dict[str, dict[str, Any]]  # corpus, rerun, backfill
 
 
 def register(prefect: Prefect, timeout: float) -> None:
-    """``deployments.register`` (the work pool and every deployment); the two chained rebuilds' automations paused."""
+    """``deployments.register`` (the work pool and every deployment); the chained rebuilds' automations paused."""
     registered = subprocess.run([sys.executable, "-m", "deployments.register"], cwd=REPO, env=prefect.env,
                                 capture_output=True, text=True, timeout=timeout)
     if registered.returncode != 0:
         raise RuntimeError(f"deployments.register failed:\n{registered.stdout}\n{registered.stderr}")
     log("deployments registered")
-    prefect.set_automations(CHAINED_AUTOMATIONS, enabled=False)
+    prefect.set_automations(chained_automations(), enabled=False)
 
 
-def run_demo(prefect: Prefect, scratch: Path, timeout: float) -> Demo:
-    """Run corpus, rerun-stage and backfill on the sample through the worker (which must be running)."""
+def run_demo(prefect: Prefect, scratch: Path, timeout: float, *, at_once: bool = False) -> Demo:
+    """Run corpus, rerun-stage and backfill on the sample through the workers (which must be running); ``at_once``:
+    the rerun and the backfill together, on two workers, as on a stack."""
     from tasks.sample.mirror import build_sample_mirror
 
     home = prefect.env["BABELBENCH_HOME"]
     mirror = build_sample_mirror(scratch / "sample-mirror")
     first, rest = list(mirror.langs[:-1]), list(mirror.langs[-1:])
-    corpus = prefect.run_deployment("corpus-monthly", {
+    corpus = prefect.wait_final(prefect.run_deployment("corpus-monthly", {
         "langs": first, "source": mirror.root.as_uri(), "kind": "cirrus", "sitelinks": "auto", "home": home,
-        "progress": False})
-    prefect.wait_final(corpus, timeout)
+        "progress": False}), timeout)
     rerun = prefect.run_deployment("rerun-stage", {"stage": "sitelinks", "scope": "corpus", "home": home})
-    prefect.wait_final(rerun, timeout)
-    prefect.wait_final(prefect.run_deployment("backfill", {"langs": rest, "home": home}), timeout)
-    prefect.set_automations(CHAINED_AUTOMATIONS, enabled=True)
-    # corpus summaries, oldest first: the corpus-monthly run's, the rerun's corpus subflow's, the backfill's
-    summaries = prefect.markdown_artifacts("babelbench-corpus-summary")
-    return Demo(prefect.deployment("rerun-stage"), summaries[1], prefect.markdown_artifacts("backfill")[-1])
+    if not at_once:
+        rerun = prefect.wait_final(rerun, timeout)
+    backfill = prefect.wait_final(prefect.run_deployment("backfill", {"langs": rest, "home": home}), timeout)
+    rerun = prefect.wait_final(rerun, timeout)
+    prefect.set_automations(chained_automations(), enabled=True)
+    return Demo(prefect.deployment("rerun-stage"), prefect.subflow_artifact(rerun, "babelbench-corpus-summary"),
+                prefect.markdown_artifacts("backfill")[-1], {"corpus": corpus, "rerun": rerun, "backfill": backfill})
 
 
-def add_model(prefect: Prefect, timeout: float) -> None:
-    """``babelbench models add``; wait until the evaluate-on-new-model automation has scheduled its evaluation."""
+def add_model(prefect: Prefect, timeout: float) -> list[dict[str, Any]]:
+    """``babelbench models add``; wait until the evaluate-on-new-model automation has scheduled its evaluation, and
+    return its flow runs (none when it did not within 120 s)."""
     added = subprocess.run([sys.executable, "-m", "flows.cli", "models", "add", "--name", "qwen", "--backend", "openai",
                             "--model", "Qwen/Qwen2.5-7B-Instruct", "--base-url", "http://127.0.0.1:8000/v1"],
                            cwd=REPO, env=prefect.env, capture_output=True, text=True, timeout=timeout)
@@ -209,11 +231,13 @@ def add_model(prefect: Prefect, timeout: float) -> None:
     evaluate = prefect.deployment("evaluate")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if prefect.call("POST", "/flow_runs/filter", {"deployments": {"id": {"any_": [evaluate["id"]]}}}):
+        scheduled = prefect.call("POST", "/flow_runs/filter", {"deployments": {"id": {"any_": [evaluate["id"]]}}})
+        if scheduled:
             log("the evaluate-on-new-model automation scheduled an evaluate run")
-            return
+            return scheduled
         time.sleep(2)
     log("no evaluate run was scheduled within 120 s")
+    return []
 
 
 # --- the browser side --------------------------------------------------------
@@ -407,43 +431,87 @@ def open_artifacts_tab(browser: Browser, timeout: float) -> None:
     browser.wait_text(("babelbench-corpus-summary",), timeout)
 
 
+def take_pages(browser: Browser, prefect: Prefect, demo: Demo, args: argparse.Namespace) -> Shots:
+    """The pages of the deployments, the rerun and the backfill, and the automations (the flow runs page comes
+    after the model is added)."""
+    shots = Shots(browser, prefect.url, args.out.resolve(), args.page_timeout)
+    shots.take("prefect-deployments", "/deployments", (f"{deployment_count()} Deployments", "corpus-monthly", "backfill"),
+               height=960)
+    shots.take("prefect-rerun-stage-form", f"/deployments/deployment/{demo.rerun_deployment['id']}/run",
+               ("stage", "scope"), height=1400, then=lambda: open_stage_enum(browser, args.page_timeout))
+    rerun_run = f"/runs/flow-run/{demo.rerun_summary['flow_run_id']}"
+    shots.take("prefect-rerun-corpus-run", rerun_run, ("Cached(", "sitelinks[en]"))
+    shots.take("prefect-rerun-run-artifacts", rerun_run, ("Artifacts",), height=1150,
+               then=lambda: open_artifacts_tab(browser, args.page_timeout))
+    shots.take("prefect-rerun-summary-artifact", f"/artifacts/artifact/{demo.rerun_summary['id']}",
+               ("cache hits",), height=560)
+    shots.take("prefect-backfill-artifact", f"/artifacts/artifact/{demo.backfill_artifact['id']}",
+               ("Backfill",), height=420)
+    shots.take("prefect-automations", "/automations", ("evaluate-on-new-model", "clir-build-after-corpus"), height=1180)
+    return shots
+
+
+def take_flow_runs(shots: Shots) -> int:
+    """The flow runs page, the new model's evaluation Scheduled on it; the exit status of the walk."""
+    shots.take("prefect-flow-runs", "/runs", ("backfill", "rerun-stage", "evaluate", "Scheduled"), height=1340)
+    return shots.report()
+
+
+def stack_prefect(stack: Any) -> Prefect:
+    """The Prefect server of a running stack (:mod:`deployments.stack`), with the environment its clients use."""
+    if "prefect-server" not in stack.running():
+        raise RuntimeError(f"no stack runs in {stack.home}: start it with `make stack` (python -m deployments.stack up)")
+    return Prefect(stack.prefect_api.removesuffix("/api"),
+                   os.environ | stack.client_env() | {"BABELBENCH_REPO": str(REPO), "DO_NOT_TRACK": "1"})
+
+
+def walk_stack(args: argparse.Namespace, scratch: Path) -> int:
+    """The walk on the stack ``make stack`` started: its workers run the rerun and the backfill at once."""
+    from deployments.stack import Stack
+
+    prefect = stack_prefect(Stack.configured())
+    register(prefect, args.timeout)
+    demo = run_demo(prefect, scratch, args.timeout, at_once=True)
+    browser = Browser(scratch, args.chromium)
+    scheduled: list[dict[str, Any]] = []
+    try:
+        shots = take_pages(browser, prefect, demo, args)
+        prefect.set_pool_paused(True)  # the workers leave the new model's evaluation Scheduled, for the picture
+        scheduled = add_model(prefect, args.timeout)
+        return take_flow_runs(shots)
+    finally:
+        browser.close()
+        for run in scheduled:  # the sample has no benchmark it could evaluate
+            prefect.call("DELETE", f"/flow_runs/{run['id']}")
+        prefect.set_pool_paused(False)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = screenshot_options(__doc__.split("\n", 1)[0], 900.0,
-                              "Seconds to wait for a flow run or a service.").parse_args(argv)
+    parser = screenshot_options(__doc__.split("\n", 1)[0], 900.0, "Seconds to wait for a flow run or a service.")
+    parser.add_argument("--stack", action="store_true",
+                        help="Walk the stack `make stack` runs (its Prefect server, workers and DuckLake warehouse)"
+                             " instead of a server of its own; give it a throwaway home: the walk ingests the"
+                             " bundled sample into its warehouse.")
+    args = parser.parse_args(argv)
     with scratch_folder("babelbench-screenshots-", args.keep) as scratch:
+        if args.stack:
+            return walk_stack(args, scratch)
         with prefect_server(scratch, args.timeout) as prefect:
             register(prefect, args.timeout)  # before the worker, which would make the pool itself
             with worker(prefect, scratch):  # running while the pages are taken, so deployments show "Ready"
                 demo = run_demo(prefect, scratch, args.timeout)
                 browser = Browser(scratch, args.chromium)
                 try:
-                    shots = Shots(browser, prefect.url, args.out.resolve(), args.page_timeout)
-                    shots.take("prefect-deployments", "/deployments", ("13 Deployments", "corpus-monthly", "backfill"),
-                               height=960)
-                    shots.take("prefect-rerun-stage-form", f"/deployments/deployment/{demo.rerun_deployment['id']}/run",
-                               ("stage", "scope"), height=1400,
-                               then=lambda: open_stage_enum(browser, args.page_timeout))
-                    rerun_run = f"/runs/flow-run/{demo.rerun_summary['flow_run_id']}"
-                    shots.take("prefect-rerun-corpus-run", rerun_run, ("Cached(", "sitelinks[en]"))
-                    shots.take("prefect-rerun-run-artifacts", rerun_run, ("Artifacts",), height=1150,
-                               then=lambda: open_artifacts_tab(browser, args.page_timeout))
-                    shots.take("prefect-rerun-summary-artifact", f"/artifacts/artifact/{demo.rerun_summary['id']}",
-                               ("cache hits",), height=560)
-                    shots.take("prefect-backfill-artifact", f"/artifacts/artifact/{demo.backfill_artifact['id']}",
-                               ("Backfill",), height=420)
-                    shots.take("prefect-automations", "/automations",
-                               ("evaluate-on-new-model", "clir-build-after-corpus"), height=1180)
+                    shots = take_pages(browser, prefect, demo, args)
                 except BaseException:
                     browser.close()
                     raise
             # without a worker, the evaluation the new model's event schedules stays visible as Scheduled
             add_model(prefect, args.timeout)
             try:
-                shots.take("prefect-flow-runs", "/runs", ("backfill", "rerun-stage", "evaluate", "Scheduled"),
-                           height=1340)
+                return take_flow_runs(shots)
             finally:
                 browser.close()
-            return shots.report()
 
 
 if __name__ == "__main__":

@@ -18,12 +18,12 @@ import time
 import urllib.request
 from pathlib import Path
 
+from deployments.register import WORK_POOL, ensure_pool
 from tasks.processes import child_dies_with_us, stop_process
 from tasks.settings import resolve_home
 from tasks.tracking import tracking_uri
 
 REPO = Path(__file__).resolve().parents[1]
-WORK_POOL = "babelbench"
 
 
 def _start(*args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -51,11 +51,8 @@ def main() -> None:
                        env=env)]
     try:
         _wait_for(f"{api}/health", "the Prefect server")
-        pool = subprocess.run([python, "-m", "prefect", "work-pool", "inspect", WORK_POOL], env=env, cwd=REPO,
-                              capture_output=True)
-        if pool.returncode != 0:
-            subprocess.run([python, "-m", "prefect", "work-pool", "create", WORK_POOL, "--type", "process"], env=env,
-                           cwd=REPO, check=True, capture_output=True)
+        os.environ["PREFECT_API_URL"] = api
+        ensure_pool()
         children.append(_start(python, "-m", "prefect", "worker", "start", "--pool", WORK_POOL, env=env))
         children.append(_start(python, "-m", "mlflow", "ui", "--host", "127.0.0.1", "--port", mlflow_port,
                                "--backend-store-uri", tracking_uri(resolve_home()), env=env))

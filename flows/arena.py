@@ -86,8 +86,9 @@ def arena_flow(params: ArenaParams) -> list[dict]:
             home, cell, params.benchmark, params.judge, params.models, judged_langs, params.ties, params.bootstrap,
             params.arena.seed, [rated, *featured], force, run.run_id)}
         outcomes = collect_outcomes(futures)
-        report_arena(wh, run, params.benchmark, params.judge, params.models, judged_langs, params.traces)
-        rows = overall_ratings(wh, params.benchmark, params.judge)
+        results = run.results()
+        report_arena(results, run, params.benchmark, params.judge, params.models, judged_langs, params.traces)
+        rows = overall_ratings(results, params.benchmark, params.judge)
         for row in sorted(rows, key=best_first):
             print(f"{row['model']:<20} {rating_text(row)}"
                   + (f"  no answer on {row['failed_queries']} queries" if row["failed_queries"] else "")
@@ -95,4 +96,4 @@ def arena_flow(params: ArenaParams) -> list[dict]:
         judged = next((row for row in rows if not row["predicted"]), None)
         if judged is not None:  # every judged row of the slice carries the judge's statistics
             print(agreement_text(judged))
-        return finish_run(run, "arena", outcomes, home)
+        return finish_run(run, "arena", outcomes)

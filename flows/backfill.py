@@ -7,6 +7,10 @@ benchmark's languages and recompute every cell), then evaluations, features and 
 keep their file's languages.  Everything that existed is a cache hit, so the report lists exactly what was
 added and what was skipped, and why.
 
+Backfills of different languages may run at once (workers on a DuckLake warehouse): each reads a scope's
+languages before the other has written its own, so after each run the backfill looks for runs of the same scope
+that others finished meanwhile and runs again with their languages too (:meth:`Backfill.grow`).
+
 See ``docs/caching.md``, "Backfill a language".
 """
 
@@ -34,6 +38,7 @@ from tasks.stages import (
     add_benchmark_languages,
     benchmarks,
     collections,
+    flow_runs,
     flow_session,
     instance_languages,
     response_languages,
@@ -85,11 +90,58 @@ class Backfill:
         self.rows += made
         return made
 
+    def grow(self, flow_fn: Callable[[Any], list[dict]], params: type[BaseModel], scope: Scope, key: str,
+             langs: list[str] | None, **changes: Any) -> list[dict] | None:
+        """:meth:`run` on ``scope`` with its languages (parameter ``key``) set to ``langs``; then again, with them
+        added, while runs of the same scope that other processes finished meanwhile name languages this one lacks.
+
+        Two backfills at once (``sv`` and ``fi``) each read the scope before the other ran it, and each would
+        leave it with its own language only. Each records its run's end before it looks at the others, so at
+        least one of them finds the other's and runs again with both: every cell is a cache hit but those
+        between the two languages, and the scope ends as after the two backfills in turn. ``langs`` None (all of
+        them) has nothing to grow.
+        """
+        made: list[dict] = []
+        while True:
+            rows = self.run(flow_fn, params, scope.params, **changes, **({key: langs} if langs is not None else {}))
+            if rows is None:
+                return None
+            made += rows
+            if langs is None:
+                return made
+            meanwhile = scope.languages_since(self.wh, key) - set(langs)
+            if not meanwhile:
+                return made
+            self.summary.append(f"{scope.flow} {scope.name}: {', '.join(sorted(meanwhile))} added by a run that ended"
+                                " meanwhile (another backfill?): run again with them")
+            langs = sorted(set(langs) | meanwhile)
+
     def report(self, what: str, rows: list[dict] | None, note: str = "") -> None:
         if rows is None:  # the run failed: its line says so
             return
         self.summary.append(f"{what}: {sum(r['status'] == 'computed' for r in rows)} cells computed" + _failed(rows)
                             + note)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One scope of a flow as the backfill read it: the parameters that define it, and the runs of the flow
+    recorded by then (any other was made meanwhile, by another process)."""
+
+    flow: str
+    by: str  # the parameter that names the scope: source, name, benchmark
+    params: dict[str, Any]
+    seen: frozenset[str]
+
+    @property
+    def name(self) -> Any:
+        return self.params.get(self.by)
+
+    def languages_since(self, wh: Warehouse, key: str) -> set[str]:
+        """The languages (parameter ``key``) of the scope's unforced runs that ended since it was read."""
+        return {lang for run in flow_runs(wh, self.flow)
+                if run.run_id not in self.seen and run.status != "running" and not run.params.get("force")
+                and run.params.get(self.by) == self.name for lang in run.params.get(key) or ()}
 
 
 def _unforced(previous: dict[str, Any]) -> Any:
@@ -110,13 +162,20 @@ def _runs(home: str, flow_name: str, scope: str) -> Iterator[dict[str, Any]]:
     return scope_runs(home, flow_name, lambda params: params.get(scope))
 
 
+def _scopes(bf: Backfill, flow_name: str, by: str) -> list[Scope]:
+    """Every scope of ``flow_name`` (named by parameter ``by``), newest first; the runs seen are listed before the
+    parameters are read, so that no run recorded in between goes unnoticed."""
+    seen = frozenset(run.run_id for run in flow_runs(bf.wh, flow_name))
+    return [Scope(flow_name, by, params, seen) for params in _runs(bf.home, flow_name, by)]
+
+
 def backfill_corpora(bf: Backfill) -> None:
     """Every corpus source gains the new languages; those no source has are named."""
-    sources = list(_runs(bf.home, "corpus", "source"))[::-1]  # oldest first: the newest source's documents win
+    sources = _scopes(bf, "corpus", "source")[::-1]  # oldest first: the newest source's documents win
     for corpus in sources:
-        ingested = bf.run(corpus_flow, CorpusParams, corpus, langs=sorted(set(corpus["langs"]) | set(bf.new)))
+        ingested = bf.grow(corpus_flow, CorpusParams, corpus, "langs", sorted(set(corpus.params["langs"]) | set(bf.new)))
         missing = sorted({r["cell"] for r in ingested or () if r["status"] == "failed" and r["cell"] in bf.new})
-        bf.report(f"corpus {corpus['source']}", ingested, f"; not in this source: {', '.join(missing)}" if missing else "")
+        bf.report(f"corpus {corpus.name}", ingested, f"; not in this source: {', '.join(missing)}" if missing else "")
     if sources:
         lacking = sorted(set(bf.new) - set(bf.with_documents()))
         if lacking:
@@ -127,11 +186,11 @@ def backfill_collections(bf: Backfill) -> None:
     """Every collection built here gains the new languages that have documents; imported ones are named."""
     added = bf.with_documents()
     built = set()
-    for collection in _runs(bf.home, "clir-build", "name"):
-        built.add(collection["name"])
+    for collection in _scopes(bf, "clir-build", "name"):
+        built.add(collection.name)
         if added:
-            bf.report(f"collection {collection['name']}", bf.run(
-                clir_build_flow, ClirBuildParams, collection, langs=sorted(set(collection["langs"]) | set(added))))
+            bf.report(f"collection {collection.name}", bf.grow(
+                clir_build_flow, ClirBuildParams, collection, "langs", sorted(set(collection.params["langs"]) | set(added))))
     for name, langs in collections(bf.wh):
         if name not in built and not name.endswith("-multi") and set(bf.new) - set(langs):
             bf.summary.append(f"collection {name}: skipped: imported from a published collection, whose languages"
@@ -141,7 +200,7 @@ def backfill_collections(bf: Backfill) -> None:
 def backfill_benchmarks(bf: Backfill) -> None:
     """Generated benchmarks gain the new languages as translation targets; imported ones are named."""
     documented = set(bf.with_documents())
-    translations = {p["benchmark"]: p for p in _runs(bf.home, "translate", "benchmark")}
+    translations = {scope.name: scope for scope in _scopes(bf, "translate", "benchmark")}
     assemblies = {p["benchmark"]: p for p in _runs(bf.home, "instances", "benchmark")}
     for benchmark, recipe, langs, generator in benchmarks(bf.wh):
         wanted = [lang for lang in bf.new if lang not in langs]
@@ -164,7 +223,8 @@ def backfill_benchmarks(bf: Backfill) -> None:
             continue
         add_benchmark_languages(bf.wh, benchmark, targets)
         translation = translations[benchmark]
-        made = bf.run(translate_flow, TranslateParams, translation, to=sorted(set(translation["to"]) | set(targets)))
+        made = bf.grow(translate_flow, TranslateParams, translation, "to",
+                       sorted(set(translation.params["to"]) | set(targets)))
         if made is None:
             continue
         if benchmark in assemblies:
@@ -179,14 +239,14 @@ def backfill_evaluations(bf: Backfill) -> set[str]:
     """Every evaluation answers the new languages its benchmark has instances in; returns the benchmarks that
     gained answers in a new language."""
     answered = set()
-    for evaluation in _runs(bf.home, "evaluate", "benchmark"):
-        benchmark = evaluation["benchmark"]
+    for evaluation in _scopes(bf, "evaluate", "benchmark"):
+        benchmark = evaluation.name
         gained = set(bf.new) & instance_languages(bf.wh, benchmark)
         if not gained:
             bf.summary.append(f"evaluation of {benchmark}: nothing to add (no instances in {', '.join(bf.new)})")
             continue
-        bf.report(f"evaluation of {benchmark}", bf.run(evaluate_flow, EvaluateParams, evaluation,
-                                                       langs=_grown(evaluation.get("langs"), gained)))
+        bf.report(f"evaluation of {benchmark}", bf.grow(evaluate_flow, EvaluateParams, evaluation, "langs",
+                                                        _grown(evaluation.params.get("langs"), gained)))
         if gained & set(response_languages(bf.wh, benchmark)):
             answered.add(benchmark)
     return answered
@@ -197,12 +257,12 @@ def backfill_judgements(bf: Backfill, answered: set[str]) -> None:
     for features in _runs(bf.home, "features", "benchmark"):
         if features["benchmark"] in answered:
             bf.report(f"features of {features['benchmark']}", bf.run(features_flow, FeaturesParams, features))
-    for arena in _runs(bf.home, "arena", "benchmark"):
-        benchmark = arena["benchmark"]
+    for arena in _scopes(bf, "arena", "benchmark"):
+        benchmark = arena.name
         if benchmark in answered:
             gained = set(bf.new) & set(response_languages(bf.wh, benchmark))
-            bf.report(f"arena of {benchmark}", bf.run(arena_flow, ArenaParams, arena,
-                                                      langs=_grown(arena.get("langs"), gained)))
+            bf.report(f"arena of {benchmark}", bf.grow(arena_flow, ArenaParams, arena, "langs",
+                                                       _grown(arena.params.get("langs"), gained)))
 
 
 @flow(name="backfill", log_prints=True)

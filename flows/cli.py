@@ -39,12 +39,14 @@ from flows.models_cli import models_app  # noqa: E402
 from flows.qa_cli import instances_app, qa_app, review_app, translate  # noqa: E402
 from flows.score_cli import score_app  # noqa: E402
 from flows.server_cli import server_app  # noqa: E402
+from flows.warehouse_cli import warehouse_app  # noqa: E402
 from tasks.errors import BabelbenchError  # noqa: E402
 from tasks.settings import HOME_ENV, resolve_home  # noqa: E402
+from tasks.warehouse import WAREHOUSE_ENV, parse_location  # noqa: E402
 from tasks.text import OVERRIDES_ENV, reload_rules
 
 #: The order a user runs the commands in; ``--help`` lists them so.
-WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "models", "eval", "features", "arena", "leaderboard", "judges", "report", "rerun", "backfill", "score", "sql", "server", "demo")
+WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "models", "eval", "features", "arena", "leaderboard", "judges", "report", "rerun", "backfill", "score", "sql", "warehouse", "server", "demo")
 
 
 class _WorkflowOrder(TyperGroup):
@@ -74,18 +76,29 @@ app.add_typer(score_app, name="score")
 app.add_typer(import_app, name="import")
 app.add_typer(models_app, name="models")
 app.add_typer(server_app, name="server")
+app.add_typer(warehouse_app, name="warehouse")
 
 
 @app.callback()
 def main(
     home: Annotated[Optional[Path], typer.Option(help="babelbench home (warehouse, lake, MLflow store).", envvar=HOME_ENV)] = None,
+    warehouse: Annotated[Optional[str], typer.Option(
+        help="Where the warehouse is: empty for the home's DuckDB file, or 'ducklake:postgres:<libpq conninfo>' for a"
+             " DuckLake that many workers write at once.", envvar=WAREHOUSE_ENV)] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print tracebacks of user errors (bad input, setup).")] = False,
     languages: Annotated[Optional[Path], typer.Option(
         help="CSV of language rules overriding or adding to the built-in table (default: languages.csv in the home).",
         envvar=OVERRIDES_ENV)] = None,
 ) -> None:
-    """Select the home and the language-rule overrides for every command; ``--home`` wins over ``$BABELBENCH_HOME``."""
+    """Select the home, the warehouse and the language-rule overrides for every command; ``--home`` wins over
+    ``$BABELBENCH_HOME``, ``--warehouse`` over ``$BABELBENCH_WAREHOUSE``."""
     os.environ[HOME_ENV] = str(resolve_home(home))
+    if warehouse is not None:
+        try:
+            parse_location(warehouse, Path(os.environ[HOME_ENV]))  # a bad URL is a user error before anything runs
+        except BabelbenchError as exc:
+            fail(exc)
+        os.environ[WAREHOUSE_ENV] = warehouse
     if languages is not None:
         os.environ[OVERRIDES_ENV] = str(languages.expanduser().resolve())
     reload_rules()

@@ -153,12 +153,13 @@ def run_flow(flow: Callable[[P], list[dict]], build: Callable[[], P],
               (lambda: results(params)) if results else None)
 
 
-def with_warehouse(action: Callable[[Warehouse], T], *, read_only: bool = False) -> T:
-    """Run ``action`` on the home's warehouse; a babelbench error becomes one clear line and exit 2."""
+def with_warehouse(action: Callable[[Warehouse], T], *, read_only: bool = False, as_of: int | None = None) -> T:
+    """Run ``action`` on the home's warehouse (as it was at snapshot ``as_of``, when given); a babelbench error
+    becomes one clear line and exit 2."""
     from tasks.home import open_warehouse
 
     try:
-        with open_warehouse(resolve_home(), read_only=read_only) as wh:
+        with open_warehouse(resolve_home(), read_only=read_only, as_of=as_of) as wh:
             return action(wh)
     except BabelbenchError as exc:
         fail(exc)

@@ -79,7 +79,7 @@ def clir_build_flow(params: ClirBuildParams) -> list[dict]:
                     home, cell, f"{params.name}-multi", src, multi_langs, multi_hits, params.clir, force, run.run_id)}
         outcomes = [o for o in collect_outcomes(futures) if o.stage != "check" or o.error]
         register_collection(home, params.name, params.langs, params.multi, params.clir)
-        return finish_run(run, "clir-build", outcomes, home)
+        return finish_run(run, "clir-build", outcomes)
 
 
 @flow(name="clir-eval", log_prints=True)

@@ -62,4 +62,4 @@ def corpus_flow(params: CorpusParams) -> list[dict]:
                             "sitelinks": sitelinks}
         if wikidata is not None:
             futures["wikidata"] = {"download": wikidata}
-        return finish_run(run, "corpus", collect_outcomes(futures), home)
+        return finish_run(run, "corpus", collect_outcomes(futures))

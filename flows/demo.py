@@ -34,7 +34,7 @@ from tasks.sample import (
 )
 from tasks.stages import ClirEvalParams
 from tasks.tracking import tracking_uri
-from tasks.warehouse import Warehouse
+from tasks.warehouse import Warehouse, cli_prefix
 
 DEMO_COLLECTION = "demo"
 #: The sample's languages the main job leaves out, so the demo can show `babelbench backfill` adding them: Swahili,
@@ -91,8 +91,8 @@ def run_demo(home: Path) -> DemoReport:
         window_columns, window_rows = window_summary(wh, SHOWN_SPLIT)
         columns, summary = corpus_summary(wh)
         collection = collection_summary(wh, DEMO_COLLECTION)
+        where, bb = wh.path, cli_prefix(wh, console_script("babelbench"))
     table = _table(columns, summary)
-    bb = f"{console_script('babelbench')} --home {home}"
     text = f"""
 Corpus built from the bundled sample ({', '.join(langs)}, dump date {mirror.date}; {', '.join(BACKFILL_LANGS)} added by the
 backfill below):
@@ -149,7 +149,7 @@ collection, benchmark (as a translation target), evaluation and arena; only its 
 {backfill}
 
 Where to look:
-  warehouse   {home / 'warehouse.duckdb'}
+  warehouse   {where}
               {bb} sql "SELECT * FROM corpus_summary"
               {bb} sql "SELECT stage, cell, status, rows, issues FROM stage_runs"
               {bb} sql "SELECT * FROM eval_metrics WHERE metric = 'ndcg@10'"

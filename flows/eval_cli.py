@@ -144,15 +144,16 @@ def _print_ratings(benchmark: str, judge: str) -> None:
         typer.echo(line)
 
 
-def _ratings_lines(benchmark: str, judge: str | None = None, models: list[str] | None = None) -> list[str]:
+def _ratings_lines(benchmark: str, judge: str | None = None, models: list[str] | None = None,
+                   as_of: int | None = None) -> list[str]:
     """The benchmark's arena ratings over all languages (``judge``'s, or each judge's) as one table per judge, each
-    followed by its ratings per knowledge-cutoff window where the benchmark has them."""
+    followed by its ratings per knowledge-cutoff window where the benchmark has them (at snapshot ``as_of``)."""
     from tasks.arena import ratings_table, window_tables
     from tasks.llm import load_registry
     from tasks.stages import overall_ratings
 
     rows, cutoffs = with_warehouse(lambda wh: (overall_ratings(wh, benchmark, judge, models, windows=True),
-                                               load_registry(home=wh.home).cutoffs), read_only=True)
+                                               load_registry(home=wh.home).cutoffs), read_only=True, as_of=as_of)
     lines: list[str] = []
     for name in sorted({row["judge"] for row in rows}):
         mine = [row for row in rows if row["judge"] == name and row["subset"] == "all"]
@@ -167,11 +168,15 @@ def _ratings_lines(benchmark: str, judge: str | None = None, models: list[str] |
 def report(
     benchmark: Annotated[str, typer.Option(help="The benchmark to report on.")],
     out: Annotated[str, typer.Option(help="The HTML file to write (self-contained: opens offline).")] = "report.html",
+    as_of: Annotated[Optional[int], typer.Option(
+        "--as-of", metavar="SNAPSHOT", help="Read the warehouse as it was at this snapshot (a DuckLake's: every report"
+                                            " names the one it read).")] = None,
 ) -> None:
-    """One HTML file with the arena's ratings, intervals, heatmap and judge consistency, and the metrics."""
+    """One HTML file with the arena's ratings, intervals, heatmap and judge consistency, and the metrics, read at
+    one warehouse snapshot, which it names."""
     from flows.report import ReportParams, report_flow
 
-    run_flow(report_flow, lambda: ReportParams(benchmark=benchmark, out=out, home=os.environ[HOME_ENV]))
+    run_flow(report_flow, lambda: ReportParams(benchmark=benchmark, out=out, as_of=as_of, home=os.environ[HOME_ENV]))
 
 
 def rerun(
@@ -198,17 +203,24 @@ def leaderboard(
     models: Annotated[Optional[str], typer.Option(help="Only these models, comma-separated.")] = None,
     months: Annotated[Optional[str], typer.Option(
         help="A live family (benchmarks named NAME-YYYY-MM): the months to pool, comma-separated (default: all).")] = None,
+    as_of: Annotated[Optional[int], typer.Option(
+        "--as-of", metavar="SNAPSHOT", help="Read the warehouse as it was at this snapshot (a DuckLake's: every"
+                                            " leaderboard names the one it read), to show a past table again.")] = None,
 ) -> None:
     """Print a benchmark's leaderboard: every metric per setting, language and model, with its 95% interval, then
     the arena's ratings over all languages (one table per judge, then one per knowledge-cutoff window where the
     benchmark has them); for a live family (--benchmark xrag-live over
-    xrag-live-YYYY-MM), the window split pooled over the chosen months."""
+    xrag-live-YYYY-MM), the window split pooled over the chosen months. Everything is read at one warehouse
+    snapshot, which the table names last (json and csv: a warehouse_snapshot field in every row)."""
     from tasks.qa import live_months
     from tasks.stages import leaderboard_rows, overall_ratings
+    from tasks.warehouse import snapshot_label
 
     if output not in ("table", "json", "csv"):
         fail(ConfigError(f"--format {output!r}: choose table, json or csv"))
     chosen = split_list(models) if models else None
+    # every read below at one snapshot: the latest now, unless asked for a past one (refused by an embedded warehouse)
+    snapshot = with_warehouse(lambda wh: wh.snapshot(), read_only=True, as_of=as_of)
 
     def read(wh: Warehouse) -> list[dict]:
         if months or (not leaderboard_rows(wh, benchmark, chosen) and live_months(wh, benchmark)):
@@ -217,22 +229,26 @@ def leaderboard(
             return pooled_window_rows(wh, benchmark, split_list(months) if months else None, chosen)
         return leaderboard_rows(wh, benchmark, chosen)
 
-    rows = with_warehouse(read, read_only=True)
+    rows = with_warehouse(read, read_only=True, as_of=snapshot)
     if output == "table":
-        ratings = _ratings_lines(benchmark, models=chosen)
+        ratings = _ratings_lines(benchmark, models=chosen, as_of=snapshot)
         if not rows and not ratings:
             _nothing_to_show(benchmark)
         if rows:
             _print_table(rows)
         for line in ([""] if rows and ratings else []) + ratings:
             typer.echo(line)
+        typer.echo(f"\nwarehouse snapshot {snapshot_label(snapshot)}")
         return
     columns: tuple[str, ...] = LEADERBOARD_COLUMNS
     if not rows:
-        rows = with_warehouse(lambda wh: overall_ratings(wh, benchmark, models=chosen, windows=True), read_only=True)
+        rows = with_warehouse(lambda wh: overall_ratings(wh, benchmark, models=chosen, windows=True), read_only=True,
+                              as_of=snapshot)
         columns = tuple(rows[0]) if rows else columns
     if not rows:
         _nothing_to_show(benchmark)
+    rows = [row | {"warehouse_snapshot": snapshot} for row in rows]
+    columns += ("warehouse_snapshot",)
     if output == "json":
         typer.echo(json.dumps(rows, ensure_ascii=False, default=str))
     else:

@@ -111,5 +111,5 @@ def evaluate_flow(params: EvaluateParams) -> list[dict]:
                 home, scored, params.benchmark, recipe, model, params.judges if kind else [], params.scoring, judged,
                 force, run.run_id)}
         outcomes = collect_outcomes(futures)
-        report_evaluation(wh, params.benchmark, params.models, run, params.traces)
-        return finish_run(run, "evaluate", outcomes, home)
+        report_evaluation(run.results(), params.benchmark, params.models, run, params.traces)
+        return finish_run(run, "evaluate", outcomes)

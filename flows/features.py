@@ -56,5 +56,5 @@ def features_flow(params: FeaturesParams) -> list[dict]:
                                                                params.budget, force, run.run_id)}
                    for cell, name in cells.items()}
         outcomes = collect_outcomes(futures)
-        report_features(wh, params.benchmark)
-        return finish_run(run, "features", outcomes, home)
+        report_features(run.results(), params.benchmark)
+        return finish_run(run, "features", outcomes)

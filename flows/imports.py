@@ -50,4 +50,4 @@ def import_flow(params: ImportParams) -> list[dict]:
     with flow_session(home) as wh, tracked_run(wh, "import", params, flow_run.get_id(), logs=False) as run:
         futures = {cell: {IMPORT.name: import_stage.submit(home, cell, params.dataset, str(source), name, params.langs,
                                                            options, force, run.run_id)}}
-        return finish_run(run, "import", collect_outcomes(futures), home)
+        return finish_run(run, "import", collect_outcomes(futures))

@@ -141,7 +141,7 @@ def qa_build_flow(params: QaBuildParams) -> list[dict]:
             judge = (params.judge or params.generator) if params.prescreen else None  # the rule checks always run
             futures.setdefault(params.name, {})["qa-prescreen"] = prescreen_stage.submit(
                 home, params.name, params.name, judge, params.qc, items, params.budget, force, run.run_id)
-            return finish_run(run, "qa-build", collect_outcomes(futures), home)
+            return finish_run(run, "qa-build", collect_outcomes(futures))
 
 
 class TranslateParams(QaRunParams):
@@ -165,7 +165,7 @@ def translate_flow(params: TranslateParams) -> list[dict]:
         futures = {f"{params.benchmark}>{lang}": {"translate": translate_stage.submit(
             home, f"{params.benchmark}>{lang}", params.benchmark, lang, params.translator, params.config,
             params.qc_policy, items, params.budget, force, run.run_id)} for lang in params.to}
-        return finish_run(run, "translate", collect_outcomes(futures), home)
+        return finish_run(run, "translate", collect_outcomes(futures))
 
 
 class InstancesParams(QaRunParams):
@@ -204,4 +204,4 @@ def instances_flow(params: InstancesParams) -> list[dict]:
                 out = Path(params.out) if params.out else Path(home) / "exports"
                 written = export_instances(wh, params.benchmark, out)
                 print(f"exported {sum(written.values())} instances to {out / params.benchmark}: {written}")
-            return finish_run(run, "instances", outcomes, home)
+            return finish_run(run, "instances", outcomes)

@@ -21,22 +21,26 @@ class ReportParams(BaseModel):
 
     benchmark: str = Field(description="The benchmark to report on.")
     out: str = Field(description="Where to write the HTML file.")
+    as_of: int | None = Field(None, description="Read the warehouse as it was at this snapshot (a DuckLake's; every"
+                                                " report names the one it read); default: the latest.")
     home: str | None = None
 
 
 @flow(name="report", log_prints=True)
 def report_flow(params: ReportParams) -> list[dict]:
-    """Write the report; log it and its plots to the evaluation's MLflow run (this run's when the warehouse has no
-    completed evaluation of the benchmark); link it from a Prefect markdown artifact.
+    """Write the report from one warehouse snapshot (``as_of``, else the latest), which it names; log it and its
+    plots to the evaluation's MLflow run (this run's when the warehouse has no completed evaluation of the
+    benchmark); link it from a Prefect markdown artifact.
 
     A report is not a stage cell (it is rewritten every time): it returns no cells to print.
     """
     home = str(resolve_home(params.home))
     out = Path(params.out).resolve()
     with flow_session(home) as wh, tracked_run(wh, "report", params, flow_run.get_id()) as run:
-        require_results(wh, params.benchmark)
-        sections = write_report(wh, params.benchmark, out)
-        evaluation = evaluation_run(wh, params.benchmark)
+        results = run.results(params.as_of)  # every read at one snapshot, which the report names
+        require_results(results, params.benchmark)
+        sections = write_report(results, params.benchmark, out)
+        evaluation = evaluation_run(results, params.benchmark)
         logged_to = evaluation or run.mlflow_run_id
         log_report(tracking_uri(wh.home), logged_to, out, sections)
         where = ("the evaluation's MLflow run" if evaluation else

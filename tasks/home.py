@@ -12,8 +12,9 @@ from tasks.text.languages import rules_digest, rules_table
 from tasks.warehouse.db import Reference, Warehouse
 
 
-def open_warehouse(home: Path, *, read_only: bool = False) -> Warehouse:
-    """The warehouse under ``home``; a writable one gets the current ``language_rules``."""
-    if read_only:
-        return Warehouse(home, read_only=True)
+def open_warehouse(home: Path, *, read_only: bool = False, as_of: int | None = None) -> Warehouse:
+    """The warehouse under ``home``; a writable one gets the current ``language_rules``; ``as_of``: read-only, as
+    it was at that snapshot."""
+    if read_only or as_of is not None:
+        return Warehouse(home, read_only=True, as_of=as_of)
     return Warehouse(home, references={"language_rules": Reference(rules_digest(), rules_table)})

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tasks.warehouse.db import wait_seconds
+from tasks.warehouse.waiting import wait_seconds
 
 SQLITE = "sqlite:///"
 TRACKING_ENV = "MLFLOW_TRACKING_URI"
@@ -50,12 +50,30 @@ def open_store(uri: str, home: Path, experiment: str | None = None) -> Any:
         with _known_head(head):
             client = MlflowClient(uri)
             if experiment is not None and client.get_experiment_by_name(experiment) is None:
-                client.create_experiment(experiment, artifact_location=(home / "mlartifacts").as_uri())
+                _create_experiment(client, experiment, (home / "mlartifacts").as_uri() if _is_local(uri) else None)
         if stamp is not None and head is not None:
             _record(stamp, head)
     if experiment is not None:
         _point_mlflow(uri, experiment)
     return client
+
+
+def _is_local(uri: str) -> bool:
+    """Whether ``uri`` is a store of this machine's (a SQLite file, a folder) rather than a tracking server or a
+    shared database, whose experiments keep their artifacts where the server says (its artifact store)."""
+    return uri.startswith((SQLITE, "file:")) or "://" not in uri
+
+
+def _create_experiment(client: Any, name: str, artifacts: str | None) -> None:
+    """Create experiment ``name`` (artifacts in ``artifacts``, None: the server's store); one that another machine
+    created meanwhile is fine (the home's lock serialises this machine's processes only)."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        client.create_experiment(name, artifact_location=artifacts)
+    except MlflowException:
+        if client.get_experiment_by_name(name) is None:
+            raise
 
 
 def _point_mlflow(uri: str, experiment: str) -> None:

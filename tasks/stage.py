@@ -26,12 +26,15 @@ from pydantic import BaseModel, ConfigDict
 from tasks.placement import DeviceConfig
 from tasks.text.languages import rule_digest
 from tasks.version import code_version
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import ARTIFACTS_GUARD, Warehouse, guard
 from tasks.warehouse.lake import settled_writes, sweep_abandoned
+from tasks.warehouse.replay import StaleReads
 
 log = logging.getLogger(__name__)
 
 Status = Literal["computed", "cached", "failed"]
+#: how many times a cell is computed when its commit keeps meeting changes other workers made to what it read
+CELL_ATTEMPTS = 3
 
 
 class StageConfig(BaseModel):
@@ -198,15 +201,34 @@ def run_stage(
         return StageRef(stage=stage.name, cell=cell, fingerprint=fp, status="cached", rows=rows, issues=issues, message=message)
     log.info("%s[%s]: computing (%s)", stage.name, cell, fp[:12])
     _sweep_once(wh, run_id)
-    try:
-        with settled_writes(wh, f"{stage.name}[{cell}]"):
-            output = compute(fp)
-    except Exception as exc:
-        _record(wh, stage, cell, fp, config_fields, input_fps, "failed", None, 0, f"{type(exc).__name__}: {exc}", started, clock, run_id)
-        raise
-    if output.issues:
-        _record_issues(wh, stage.name, cell, fp, output.issues)
-    _record(wh, stage, cell, fp, config_fields, input_fps, "computed", output.rows, len(output.issues), output.message, started, clock, run_id)
+    what = f"{stage.name}[{cell}]"
+    for attempt in range(1, CELL_ATTEMPTS + 1):
+        try:
+            with settled_writes(wh, what), wh.cell_commit(what):
+                output = compute(fp)
+                if output.issues:
+                    _record_issues(wh, stage.name, cell, fp, output.issues)
+                _record(wh, stage, cell, fp, config_fields, input_fps, "computed", output.rows, len(output.issues),
+                        output.message, started, clock, run_id)
+            break
+        except StaleReads as exc:
+            current = current_fingerprint(wh, stage.name, cell)
+            if current is not None and current[0] == fp:  # another worker committed this very cell meanwhile
+                _, rows, issues, message = current
+                _record(wh, stage, cell, fp, config_fields, input_fps, "cached", rows, issues, message, started, clock,
+                        run_id)
+                log.info("%s: computed by another worker at the same time; its result is kept", what)
+                return StageRef(stage=stage.name, cell=cell, fingerprint=fp, status="cached", rows=rows, issues=issues,
+                                message=message)
+            if attempt == CELL_ATTEMPTS:
+                _record(wh, stage, cell, fp, config_fields, input_fps, "failed", None, 0, f"{type(exc).__name__}: {exc}",
+                        started, clock, run_id)
+                raise
+            log.info("%s: %s; computing it again", what, exc)
+        except Exception as exc:
+            _record(wh, stage, cell, fp, config_fields, input_fps, "failed", None, 0, f"{type(exc).__name__}: {exc}",
+                    started, clock, run_id)
+            raise
     return StageRef(
         stage=stage.name, cell=cell, fingerprint=fp, status="computed",
         rows=output.rows, issues=len(output.issues), message=output.message,
@@ -240,10 +262,11 @@ def _record(
 ) -> None:
     seconds = time.perf_counter() - clock
     with wh.transaction() as cur:
+        guard(cur, ARTIFACTS_GUARD)  # on a DuckLake, commits that record outcomes are serialised: ids in commit order
         cur.execute(
-            "INSERT INTO artifacts (run_id, stage, stage_version, cell, fingerprint, inputs, config, code_version,"
-            " status, rows, issues, message, started_at, finished_at, seconds)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO artifacts (artifact_id, run_id, stage, stage_version, cell, fingerprint, inputs, config,"
+            " code_version, status, rows, issues, message, started_at, finished_at, seconds)"
+            " SELECT coalesce(max(artifact_id), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM artifacts",
             [run_id, stage.name, stage.version, cell, fp, json.dumps(dict(inputs)), json.dumps(dict(config), default=str),
              code_version(), status, rows, issues, message or None, started.replace(tzinfo=None),
              datetime.now(timezone.utc).replace(tzinfo=None), seconds],

@@ -26,9 +26,14 @@ from tasks.mlflow_store import TRACKING_ENV, open_store
 from tasks.processes import process_alive
 from tasks.stage import StageRef
 from tasks.version import code_version
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, snapshot_label
 
 log = logging.getLogger(__name__)
+
+
+#: MLflow tags naming where a run read the warehouse: its location, and the snapshot its logged results come from
+WAREHOUSE_TAG = "babelbench.warehouse"
+SNAPSHOT_TAG = "babelbench.warehouse.snapshot"
 
 
 def mlflow_name(name: str) -> str:
@@ -98,12 +103,24 @@ class TrackedRun:
         open_store(tracking_uri(self.wh.home), self.wh.home, f"babelbench-{self.flow}")
         active = mlflow.start_run(run_name=f"{self.flow}-{self.run_id[:8]}")
         mlflow.set_tags({"babelbench.flow": self.flow, "babelbench.run_id": self.run_id, "code_version": code_version(),
-                         "prefect.flow_run_id": self._prefect_flow_run_id or ""})
+                         "prefect.flow_run_id": self._prefect_flow_run_id or "", WAREHOUSE_TAG: self.wh.path,
+                         SNAPSHOT_TAG: snapshot_label(self.wh.snapshot())})
         mlflow.log_params(_flat_params(self.params))
         with self.wh.transaction() as cur:
             cur.execute("UPDATE runs SET mlflow_run_id = ? WHERE run_id = ?", [active.info.run_id, self.run_id])
         self._mlflow_run = active
         return active
+
+    def results(self, as_of: int | None = None) -> Warehouse:
+        """The warehouse to read the results this run logs from, held at one snapshot (``as_of``, else the latest):
+        the MLflow run names it (tag ``babelbench.warehouse.snapshot``), so ``babelbench leaderboard --as-of`` shows
+        the table it logged. The embedded warehouse keeps no snapshots: it is read as it is, and the tag says so."""
+        pinned = self.wh.at(as_of) if as_of is not None else self.wh.pinned()
+        if self.tracked:
+            import mlflow
+
+            mlflow.set_tag(SNAPSHOT_TAG, snapshot_label(pinned.snapshot()))
+        return pinned
 
     @property
     def mlflow_run_id(self) -> str:

@@ -44,7 +44,7 @@ from tasks.metrics.score import ALL
 from tasks.metrics.windows import GAP_SUBSET, WINDOWS, window_subset
 from tasks.version import code_version
 from tasks.warehouse.atomic import atomic_write_text
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, snapshot_label
 
 TEMPLATES = Path(__file__).with_name("templates")
 EVALUATION_FLOWS = ("evaluate", "arena")
@@ -219,7 +219,8 @@ def write_report(wh: Warehouse, benchmark: str, out: Path) -> list[JudgeSection]
         benchmark=benchmark, judges=sections, metrics=metrics, missing=missing_features(wh, benchmark),
         splits=window_splits(wh, benchmark, cutoffs), gap=GAP_SUBSET,
         agreement=[row for row in stored_agreement(wh, benchmark) if row["lang"] == ALL],
-        version=code_version(), generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+        version=code_version(), generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        snapshot=snapshot_label(wh.snapshot()))
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, html)
     return sections

@@ -33,7 +33,7 @@ from tasks.features.compute import missing_features
 from tasks.llm import load_registry
 from tasks.metrics.windows import instance_windows, window_subset
 from tasks.stage import StageOutput
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, upsert
 
 RATED = ("ok", "forfeit")  # the battles that have a winner (or a tie)
 STATUSES = (*RATED, "call_failed", "parse_failed", "skipped_budget")  # every battle's status (sql/017)
@@ -173,8 +173,7 @@ def fit_surrogate(wh: Warehouse, benchmark: str, judge: str, models: list[str], 
         if predicted_rows:
             cur.executemany(f"INSERT INTO arena_ratings {RATING_COLUMNS} VALUES"
                             f" ({', '.join('?' * len(predicted_rows[0]))})", predicted_rows)
-        cur.execute("INSERT OR REPLACE INTO surrogate_reports VALUES (?, ?, ?, ?)",
-                    [benchmark, judge, json.dumps(report), fp])
+        upsert(cur, "surrogate_reports", [[benchmark, judge, json.dumps(report), fp]])
     loso = report["leave_systems_out"]
     validation = (f"not validated: {report['not_validated']}" if loso is None else
                   f"leave-systems-out R² {'undefined' if loso['r2'] is None else format(loso['r2'], '.3f')},"

@@ -14,17 +14,25 @@ from datetime import date
 
 from tasks.errors import ConfigError
 from tasks.stage import StageOutput, rows_digest
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, guard, upsert
 
 _DAY = re.compile(r"\d{4}-?\d{2}-?\d{2}")
+#: each article's earliest sighting kept: a MERGE on first_seen's key, which both warehouse backends run. Its
+#: sightings are made distinct by GROUP BY: on a DuckLake (1.5.5) a MERGE whose source is a SELECT DISTINCT or a
+#: UNION fails with "Out of buffer" once it updates rows (a second dump of a wiki), which tests/warehouse/
+#: test_ducklake.py checks
 _SIGHTINGS = """
-INSERT INTO first_seen
-SELECT DISTINCT lang, 'page_id', CAST(page_id AS VARCHAR), ?::DATE FROM documents_raw
-WHERE lang = ? AND namespace = 0 AND NOT is_redirect
-UNION
-SELECT DISTINCT lang, 'title', title, ?::DATE FROM documents_raw
-WHERE lang = ? AND namespace = 0 AND NOT is_redirect
-ON CONFLICT DO UPDATE SET dump_date = least(first_seen.dump_date, excluded.dump_date)
+MERGE INTO first_seen USING (
+    SELECT lang, key_kind, key, dump_date FROM (
+        SELECT lang, 'page_id' AS key_kind, CAST(page_id AS VARCHAR) AS key, ?::DATE AS dump_date FROM documents_raw
+        WHERE lang = ? AND namespace = 0 AND NOT is_redirect
+        UNION ALL
+        SELECT lang, 'title', title, ?::DATE FROM documents_raw
+        WHERE lang = ? AND namespace = 0 AND NOT is_redirect
+    ) GROUP BY ALL
+) AS s ON (first_seen.lang = s.lang AND first_seen.key_kind = s.key_kind AND first_seen.key = s.key)
+WHEN MATCHED AND s.dump_date < first_seen.dump_date THEN UPDATE SET dump_date = s.dump_date
+WHEN NOT MATCHED THEN INSERT *
 """
 
 
@@ -46,7 +54,8 @@ def record_appearance(wh: Warehouse, lang: str, dump_date: str | None) -> StageO
         return StageOutput(rows=0, message="the dump has no date: first appearance not recorded")
     day = dump_day(dump_date)
     with wh.transaction() as cur:
-        cur.execute("INSERT OR IGNORE INTO appearance_dumps VALUES (?, ?)", [lang, day])
+        upsert(cur, "appearance_dumps", [[lang, day]])
+        guard(cur, "first_seen")
         cur.execute(_SIGHTINGS, [day, lang, day, lang])
         articles, new, earliest = cur.execute(
             "SELECT count(*), count(*) FILTER (first_dump = ?), (SELECT min(dump_date) FROM appearance_dumps WHERE lang = ?)"

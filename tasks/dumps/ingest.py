@@ -31,7 +31,7 @@ from tasks.dumps.sources import DumpRequest
 from tasks.dumps.xml_pages import SiteInfo, iter_xml_pages
 from tasks.errors import ConfigError, InputFormatError, TruncatedInputError
 from tasks.stage import StageOutput
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, upsert
 from tasks.warehouse.lake import LAKE_TABLES, Shard, ShardWriter, cell_dir
 
 log = logging.getLogger(__name__)
@@ -73,8 +73,7 @@ def fetch_files(wh: Warehouse, wiki: str, lang: str | None, requests: Sequence[D
         rows.append([wiki, lang, request.role, request.date, request.name, request.location, str(target),
                      size, stat.st_mtime_ns, sha1, md5, verified])
     with wh.transaction() as cur:
-        cur.executemany(
-            "INSERT OR REPLACE INTO dumps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())", rows)
+        upsert(cur, "dumps", rows, then="now()")
     return StageOutput(rows=len(rows))
 
 

@@ -27,7 +27,7 @@ from tasks.index.base import IndexConfig
 from tasks.index.corpus import build_index
 from tasks.pairing.export import read_docs_tsv, read_qrels_jsonl
 from tasks.stage import ReadFields, StageOutput, run_stage
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, upsert
 from tasks.warehouse.lake import CLIR_QREL_SCHEMA, LAKE_TABLES, ShardWriter, cell_dir
 
 BACKEND = "tantivy"  # the embedded engine, as `clir build` uses by default
@@ -122,8 +122,8 @@ def write(wh: Warehouse, directory: Path, name: str, langs: list[str] | None, fp
         changes.append(("clir_qrels", cell, fp, writer.shards))
     config = {"source": str(directory), "fingerprint": fp, "imported": True, "backend": BACKEND}
     # the collection's languages are those of the directions it holds, not merely those chosen
-    wh.replace_cells(changes, [("INSERT OR REPLACE INTO clir_collections VALUES (?, ?, ?, ?, now())",
-                                [name, page_langs, False, json.dumps(config)])])
+    wh.replace_cells(changes, lambda cur: upsert(cur, "clir_collections", [[name, page_langs, False, json.dumps(config)]],
+                                                 then="now()"))
     queries = sum(len(t) for t in titles.values())
     return StageOutput(rows=sum(len(r) for r in qrels.values()),
                        message=f"{len(qrels)} directions, {queries} queries, "

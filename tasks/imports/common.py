@@ -23,7 +23,7 @@ from tasks.plugins import Kind, register_lazy
 from tasks.recipe import RECIPES
 from tasks.stage import ReadFields, StageOutput, StageRef, run_stage
 from tasks.warehouse.db import Warehouse
-from tasks.warehouse.records import BENCHMARK_UPSERT, InstanceRecord, ItemRecord, insert_records
+from tasks.warehouse.records import InstanceRecord, ItemRecord, insert_records, upsert_benchmark
 
 T = TypeVar("T")
 
@@ -159,8 +159,7 @@ def write_benchmark(wh: Warehouse, name: str, recipe: str, source: Path, fp: str
         insert_records(cur, "qa_items", items)
         langs = [lang for (lang,) in cur.execute("SELECT DISTINCT lang FROM instances WHERE benchmark = ? ORDER BY 1",
                                                  [name]).fetchall()]
-        cur.execute(BENCHMARK_UPSERT,
-                    [name, recipe, langs, f"import:{source.name}", config])
+        upsert_benchmark(cur, name, recipe, langs, f"import:{source.name}", config)
     return langs
 
 

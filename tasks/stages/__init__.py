@@ -32,6 +32,7 @@ __all__, __getattr__ = lazy_face(__name__, {
     "features_stage": "features",
     "finish_run": "reporting",
     "flow_run_params": "inventory",
+    "flow_runs": "inventory",
     "flow_session": "orchestration",
     "forced": "orchestration",
     "generate_stage": "qa",

@@ -16,6 +16,7 @@ from tasks.pairing.mining import mine_language
 from tasks.pairing.qrels import build_bi, build_multi
 from tasks.stage import ReadFields, StageRef, current_ref, run_stage
 from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
+from tasks.warehouse.db import upsert
 
 RETRIEVAL_FIELDS = ("top_k", "normalisation", "self_in_jenks", "force_self_label", "classes")
 QRELS_FIELDS = ("top_k", "force_self_label", "split_sizes", "split_fractions", "split_seed", "pad", "pad_seed")
@@ -85,5 +86,4 @@ def register_collection(home: str, name: str, langs: list[str], multi: bool, cli
     """Record (or update) the collection's definition so evaluations and exports can find it."""
     wh = shared_warehouse(home)
     with wh.transaction() as cur:
-        cur.execute("INSERT OR REPLACE INTO clir_collections VALUES (?, ?, ?, ?, now())",
-                    [name, langs, multi, json.dumps(clir.model_dump(mode="json"))])
+        upsert(cur, "clir_collections", [[name, langs, multi, json.dumps(clir.model_dump(mode="json"))]], then="now()")

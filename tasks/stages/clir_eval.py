@@ -12,6 +12,7 @@ from tasks.metrics.clir_report import log_to_mlflow, publish_table
 from tasks.placement import DeviceConfig, resolve
 from tasks.rankers.base import log_model_placement, make_ranker
 from tasks.stages.orchestration import shared_warehouse
+from tasks.warehouse.db import upsert
 from tasks.warehouse.lake import settled_writes
 
 
@@ -42,8 +43,8 @@ def evaluate_stage(home: str, params: ClirEvalParams, eval_id: str) -> EvalResul
     with settled_writes(wh, f"evaluate[{params.name}]"):
         result = evaluate(wh, params.name, ranker, params.split, eval_id, k=params.k)
     with wh.transaction() as cur:
-        cur.execute("INSERT OR REPLACE INTO evaluations VALUES (?, ?, ?, ?, ?, ?, NULL, now())",
-                    [eval_id, params.name, ranker.name, params.rerank, params.split, json.dumps(params.model_dump(mode="json"))])
+        upsert(cur, "evaluations", [[eval_id, params.name, ranker.name, params.rerank, params.split,
+                                     json.dumps(params.model_dump(mode="json")), None]], then="now()")
     return result
 
 

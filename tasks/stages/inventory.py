@@ -8,12 +8,13 @@ Flows only compose (``docs/development.md``, "Layers"): every question they ask 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from tasks.errors import ConfigError
 from tasks.recipe import RECIPES
 from tasks.warehouse.db import Warehouse
-from tasks.warehouse.records import BENCHMARK_UPSERT
+from tasks.warehouse.records import upsert_benchmark
 
 
 def response_languages(wh: Warehouse, benchmark: str) -> list[str]:
@@ -81,10 +82,25 @@ def require_results(wh: Warehouse, benchmark: str) -> None:
                           " `babelbench arena` first")
 
 
+@dataclass(frozen=True)
+class FlowRun:
+    """One recorded run of a flow: its id, its status (``running``, ``completed``, ``failed``, ``crashed``) and its
+    parameters."""
+
+    run_id: str
+    status: str
+    params: dict[str, Any]
+
+
+def flow_runs(wh: Warehouse, flow: str) -> list[FlowRun]:
+    """Every recorded run of ``flow`` that has parameters, newest first."""
+    return [FlowRun(run_id, status, json.loads(raw)) for run_id, status, raw in wh.query(
+        "SELECT run_id, status, params FROM runs WHERE flow = ? AND params IS NOT NULL ORDER BY started_at DESC", [flow])]
+
+
 def flow_run_params(wh: Warehouse, flow: str) -> list[dict[str, Any]]:
     """The parameters of every recorded run of ``flow``, newest first."""
-    return [json.loads(raw) for (raw,) in wh.query("SELECT params FROM runs WHERE flow = ? AND params IS NOT NULL"
-                                                   " ORDER BY started_at DESC", [flow])]
+    return [run.params for run in flow_runs(wh, flow)]
 
 
 def collections(wh: Warehouse) -> list[tuple[str, list[str]]]:
@@ -109,8 +125,7 @@ def register_benchmark(wh: Warehouse, name: str, recipe: str, langs: list[str], 
     with wh.transaction() as cur:
         known = cur.execute("SELECT langs FROM qa_benchmarks WHERE benchmark = ?", [name]).fetchall()
         added = [lang for lang in (known[0][0] if known else []) if lang not in langs]
-        cur.execute(BENCHMARK_UPSERT,
-                    [name, recipe, [*langs, *added], generator, json.dumps(params)])
+        upsert_benchmark(cur, name, recipe, [*langs, *added], generator, json.dumps(params))
 
 
 def add_benchmark_languages(wh: Warehouse, benchmark: str, langs: list[str]) -> None:

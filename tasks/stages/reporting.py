@@ -19,7 +19,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from tasks.llm import BudgetLedger, run_ledger
 from tasks.mlflow_genai import link_templates, run_templates
 from tasks.tracking import StageOutcome, TrackedRun, tracking_uri
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, cli_prefix, snapshot_label
 
 NOT_RUN = "not run: "
 
@@ -45,7 +45,7 @@ class Spending:
         return cls(ledger.calls, ledger.tokens, ledger.usd, ledger.exhausted, limits)
 
 
-def finish_run(run: TrackedRun, flow: str, outcomes: Sequence[StageOutcome], home: str) -> list[dict]:
+def finish_run(run: TrackedRun, flow: str, outcomes: Sequence[StageOutcome]) -> list[dict]:
     """Record the outcomes (warehouse, MLflow), publish the Prefect artifacts, return the rows for callers.
 
     A build flow whose computed cells read a prompt template, or that paid a model call, opens its MLflow run
@@ -59,7 +59,7 @@ def finish_run(run: TrackedRun, flow: str, outcomes: Sequence[StageOutcome], hom
         run.track()
     run.finish(outcomes)
     skipped = budget_skipped(run.wh, outcomes) if spending.stopped_by_budget else {}
-    publish_summary(flow, outcomes, home=home, mlflow_run_id=run.mlflow_run_id if run.tracked else None,
+    publish_summary(flow, outcomes, run.wh, mlflow_run_id=run.mlflow_run_id if run.tracked else None,
                     spending=spending, skipped=skipped)
     if run.tracked:
         import mlflow
@@ -89,9 +89,10 @@ def budget_skipped(wh: Warehouse, outcomes: Sequence[StageOutcome]) -> dict[str,
     return dict(sorted(found.items()))
 
 
-def publish_summary(flow: str, outcomes: Sequence[StageOutcome], *, home: str, mlflow_run_id: str | None,
+def publish_summary(flow: str, outcomes: Sequence[StageOutcome], wh: Warehouse, *, mlflow_run_id: str | None,
                     spending: Spending | None = None, skipped: dict[str, int] | None = None) -> str:
-    """Create the flow run's Prefect artifacts and return the markdown summary."""
+    """Create the flow run's Prefect artifacts and return the markdown summary (which names the warehouse and the
+    snapshot it holds once the run ended)."""
     spending = spending or Spending()
     skipped = skipped or {}
     counts = {s: sum(1 for o in outcomes if o.status == s) for s in ("computed", "cached", "failed")}
@@ -105,7 +106,8 @@ def publish_summary(flow: str, outcomes: Sequence[StageOutcome], *, home: str, m
         "",
         f"- cost: {spending.calls} model calls paid, {spending.tokens} tokens, ${spending.usd:.6f}"
         + (f" (budget: {spending.limits}{'; reached' if spending.stopped_by_budget else ''})" if spending.limits else ""),
-        f"- warehouse: `{home}/warehouse.duckdb` (`babelbench --home {home} sql \"SELECT * FROM stage_runs\"`)",
+        f"- warehouse: `{wh.path}`, snapshot {snapshot_label(wh.snapshot())}"
+        f" (`{cli_prefix(wh)} sql \"SELECT * FROM stage_runs\"`)",
         f"- MLflow run: `{mlflow_run_id or '-'}`",
     ]
     if failed:

@@ -25,8 +25,8 @@ from tasks.stage import ReadFields, StageRef, digest, run_stage
 from tasks.stages.inventory import leaderboard_rows
 from tasks.stages.orchestration import as_task_result, forced, shared_warehouse, stage_task
 from tasks.stages.reporting import artifact_key
-from tasks.tracking import TrackedRun, mlflow_name, tracking_uri
-from tasks.warehouse.db import Warehouse
+from tasks.tracking import SNAPSHOT_TAG, WAREHOUSE_TAG, TrackedRun, mlflow_name, tracking_uri
+from tasks.warehouse.db import Warehouse, snapshot_label
 
 #: The response counts every leaderboard row carries (``tasks.metrics.score.Tally``).
 COUNT_COLUMNS = ("answered", "failed", "judge_failed")
@@ -71,8 +71,9 @@ def report_evaluation(wh: Warehouse, benchmark: str, models: list[str], run: Tra
     if dataset is not None:
         mlflow.log_input(dataset, context="evaluation")
     since = wh.scalar("SELECT started_at FROM runs WHERE run_id = ?", [run.run_id])
+    where = {WAREHOUSE_TAG: wh.path, SNAPSHOT_TAG: snapshot_label(wh.snapshot())}  # the snapshot its rows are read at
     for model in models:
-        with mlflow.start_run(run_name=f"{benchmark}-{model}", nested=True):
+        with mlflow.start_run(run_name=f"{benchmark}-{model}", nested=True, tags=where):
             log_model_evaluation(wh, benchmark, model, [r for r in rows if r["model"] == model], dataset, sample,
                                  since, tracking_uri(wh.home))
     _log_agreement(wh, benchmark)

@@ -1,24 +1,21 @@
-"""The warehouse: one DuckDB file plus its Parquet lake (beside it, or on any fsspec URL: :mod:`tasks.warehouse.lake`).
+"""The warehouse: its tables and views, on the embedded DuckDB file or on a DuckLake, and its Parquet lake.
 
-DuckDB lets one process at a time open the file, readers included, so no process keeps it: a process holds
-it only while an operation runs (one shared connection per path, cursors per operation, writes serialised),
-behind the cross-process lock ``warehouse.duckdb.lock``, which waiters take in the order of their markers in
-``warehouse.duckdb.waiters/`` and which a waiter gives up on after ``BABELBENCH_WAREHOUSE_WAIT`` seconds
-(:class:`WarehouseBusyError`).  Heavy results are lake shards registered in one short transaction; schema
-work runs once per writable open.
+Where it is comes from ``BABELBENCH_WAREHOUSE`` (:mod:`tasks.warehouse.location`): by default one DuckDB file in
+the home, which processes take turns at (:mod:`tasks.warehouse.embedded`); or a DuckLake whose catalog is a
+PostgreSQL database, which many processes on many machines write at once (:mod:`tasks.warehouse.ducklake`).
+Every caller sees one interface: queries, ``transaction()`` blocks, :meth:`Warehouse.replace_cells` for lake
+tables, :func:`upsert` for keyed rows, and :meth:`Warehouse.cell_commit` for everything one stage cell writes.
 
-See ``docs/warehouse.md``, "Several processes on one warehouse".
+See ``docs/warehouse.md``.
 """
 
 from __future__ import annotations
 
-import atexit
-import json
+import contextvars
+import hashlib
 import logging
 import os
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,11 +24,12 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-from filelock import FileLock, Timeout
-from fsspec import AbstractFileSystem
-from upath import UPath
 
 from tasks.errors import BabelbenchError, ConfigError
+from tasks.warehouse.dialect import for_ducklake
+from tasks.warehouse.ducklake import LakeCatalog
+from tasks.warehouse.embedded import database
+from tasks.warehouse.keys import key_of
 from tasks.warehouse.lake import (
     LAKE_TABLES,
     LOCAL_PROTOCOLS,
@@ -39,385 +37,46 @@ from tasks.warehouse.lake import (
     configured_lake,
     duckdb_path,
     empty_shard,
+    lake_url,
     locate_lake,
-    remove,
 )
+from tasks.warehouse.location import Location, configured_location
 from tasks.warehouse.migrations import apply_migrations, named_views
+from tasks.warehouse.replay import Recorder, commit_with_replays, is_conflict, rollback
 
 log = logging.getLogger(__name__)
 
-WAREHOUSE_FILE = "warehouse.duckdb"
-WAIT_ENV = "BABELBENCH_WAREHOUSE_WAIT"
-DEFAULT_WAIT_SECONDS = 300.0
-#: how long an idle connection stays open for the next operation of this process (nobody else waiting)
-LINGER_SECONDS = 0.5
-#: how often a waiter polls the lock, and a lingering holder looks for waiters
-POLL_SECONDS = 0.02
-#: when another process waits, the holder keeps the file at most this long after it opened it (its time slice),
-#: so that a burst of operations shares one open; then it lets its in-flight operations end and hands the file over
-SLICE_SECONDS = 0.25
-#: an idle holder hands the file over to a waiter after this long (a next operation may be on its way)
-HANDOVER_IDLE_SECONDS = 0.04
-#: how long new operations of a holder wait for its in-flight ones to end before joining them anyway (a thread
-#: inside an operation may be waiting for another thread's operation)
-DRAIN_SECONDS = 5.0
-#: a waiter refreshes its marker's mtime this often; one older than STALE_WAITER_SECONDS is ignored
-HEARTBEAT_SECONDS = 1.0
-STALE_WAITER_SECONDS = 15.0
+#: on a DuckLake, a lake table's rows live in ``<table>__cells`` with their cell; ``<table>`` is a view without it
+CELLS_SUFFIX = "__cells"
+#: the guard every commit that records a stage cell's outcome takes (sql/026_commit_guards.sql)
+ARTIFACTS_GUARD = "artifacts"
+#: how many times a process tries to bring a DuckLake's schema up to date while others do the same
+SCHEMA_ATTEMPTS = 12
+
+_catalogs: dict[str, LakeCatalog] = {}
+_catalogs_lock = threading.Lock()
+_inherited: list[dict[str, LakeCatalog]] = []
 
 
-class WarehouseBusyError(BabelbenchError):
-    """Another process held the DuckDB file longer than this one was willing to wait."""
+def _lake_catalog(location: Location, home: Path) -> LakeCatalog:
+    """The process's one :class:`LakeCatalog` per DuckLake."""
+    with _catalogs_lock:
+        if location.url not in _catalogs:
+            _catalogs[location.url] = LakeCatalog(location, home)
+        return _catalogs[location.url]
 
 
-def wait_seconds() -> float:
-    """How long to wait for another process's hold on the warehouse: ``BABELBENCH_WAREHOUSE_WAIT``, in seconds."""
-    raw = os.environ.get(WAIT_ENV)
-    if raw is None or not raw.strip():
-        return DEFAULT_WAIT_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{WAIT_ENV}={raw!r}: expected a number of seconds") from None
-    if value < 0:
-        raise ConfigError(f"{WAIT_ENV}={raw!r}: expected a number of seconds >= 0")
-    return value
+def _forget_catalogs_after_fork() -> None:
+    """A forked child attaches its own DuckLake; the parent's connections are not the child's to use, and are kept
+    referenced, never closed here: closing one in the child runs its PostgreSQL pool's destructor on locks that
+    other threads of the parent held at the fork, which hangs the child for good (a subprocess started with a
+    ``preexec_fn`` runs this hook before its exec)."""
+    global _catalogs, _catalogs_lock
+    _inherited.append(_catalogs)
+    _catalogs, _catalogs_lock = {}, threading.Lock()
 
 
-def _command() -> str:
-    """This process's program and subcommand words, e.g. ``babelbench corpus ingest``.
-
-    Options and the word after each are left out: an option's value may be a
-    path or, worse, something secret, and the record is a plain file in the home.
-    """
-    words = [Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"]
-    after_option = False
-    for arg in sys.argv[1:]:
-        if arg.startswith("-"):
-            after_option = "=" not in arg
-        elif after_option:
-            after_option = False
-        elif len(words) < 4:
-            words.append(arg[:40])
-    return " ".join(words)
-
-
-class _Database:
-    """One DuckDB file as this process uses it: the shared connection, its reference count, the cross-process lock.
-
-    Every :class:`Warehouse` of the path in this process goes through the one
-    instance (:func:`_database`), so within the process there is one DuckDB
-    database instance, one cursor per operation and one write lock.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.lock_path = path.with_name(path.name + ".lock")
-        self.holder_path = path.with_name(path.name + ".holder")
-        self.waiters_dir = path.with_name(path.name + ".waiters")
-        self.write_lock = threading.RLock()
-        self._cond = threading.Condition()
-        self._file_lock = FileLock(str(self.lock_path), thread_local=False)
-        self._con: duckdb.DuckDBPyConnection | None = None
-        self._con_read_only = False
-        self._filesystem: AbstractFileSystem | None = None
-        self._refs = 0
-        self._busy = False  # a thread is opening or closing the connection
-        self._idle_since = 0.0
-        self._opened_at = 0.0
-        self._closer: threading.Thread | None = None
-        self._local = threading.local()
-        self._retired: list[UPath] = []  # superseded shard files, deleted when no operation may still read them
-        self.opens = 0  # how many times this process opened the file (tests, measurements)
-
-    # -- one operation -----------------------------------------------------------------
-    @contextmanager
-    def session(self, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
-        """The open connection for one operation; nested operations of a thread reuse it."""
-        depth = getattr(self._local, "depth", 0)
-        if depth:
-            if not read_only and self._con_read_only:
-                raise BabelbenchError(f"{self.path}: a write inside a read-only operation")
-            con = self._con
-        else:
-            con = self._enter(read_only)
-        self._local.depth = depth + 1
-        try:
-            assert con is not None
-            yield con
-        finally:
-            self._local.depth = depth
-            if not depth:
-                self._exit()
-
-    def _enter(self, read_only: bool) -> duckdb.DuckDBPyConnection:
-        wait = wait_seconds()
-        started = time.monotonic()
-        drain_deadline: float | None = None
-        with self._cond:
-            while True:
-                if self._con is not None and not self._busy:
-                    compatible = read_only or not self._con_read_only
-                    others = compatible and not self._in_slice() and self._other_waiters()
-                    if compatible and (not others or (drain_deadline is not None and time.monotonic() >= drain_deadline)):
-                        self._refs += 1
-                        return self._con
-                    if self._refs == 0:  # idle: hand the file over (to a waiter, or reopen in the other mode)
-                        self._close_locked()
-                        continue
-                    if others and drain_deadline is None:  # never past this operation's own deadline
-                        drain_deadline = min(time.monotonic() + DRAIN_SECONDS, started + wait - POLL_SECONDS)
-                elif self._con is None and not self._busy:
-                    self._busy = True
-                    break
-                remaining = started + wait - time.monotonic()
-                if remaining <= 0:
-                    raise self._busy_error(time.monotonic() - started, wait, self._holder())
-                self._cond.wait(min(POLL_SECONDS * 5, remaining))
-        try:
-            con = self._open(read_only, started, wait)
-        except BaseException:
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
-            raise
-        with self._cond:
-            self._con, self._con_read_only = con, read_only
-            self._refs = 1
-            self._busy = False
-            self._opened_at = time.monotonic()
-            self.opens += 1
-            self._cond.notify_all()
-        return con
-
-    def retire(self, paths: Sequence[UPath]) -> None:
-        """Delete superseded shard files once no operation of this process that started before may still read them.
-
-        A query binds a lake view's file list when it starts and opens the files as it scans, so a query that began
-        before :meth:`Warehouse.replace_cells` committed still reads the old shards (another thread's stage reading
-        other cells of the same table, say). The files therefore go when the operation count next reaches zero;
-        other processes cannot be inside the file meanwhile (the cross-process lock), and folders left by a process
-        that dies first are swept as abandoned (:func:`tasks.warehouse.lake.sweep_abandoned`).
-        """
-        with self._cond:
-            if self._refs:
-                self._retired += paths
-                return
-        remove(paths)
-
-    def retiring_folders(self) -> set[str]:
-        """The folders (filesystem paths) of shard files waiting in :meth:`retire`: not garbage yet."""
-        with self._cond:
-            return {path.parent.path for path in self._retired}
-
-    def _exit(self) -> None:
-        retired: list[UPath] = []
-        with self._cond:
-            self._refs -= 1
-            if self._refs == 0:
-                retired, self._retired = self._retired, []
-                if LINGER_SECONDS <= 0 or (not self._in_slice() and self._other_waiters()):
-                    self._close_locked()
-                else:
-                    self._idle_since = time.monotonic()
-                    if self._closer is None:
-                        self._closer = threading.Thread(target=self._close_when_idle, name="warehouse-closer", daemon=True)
-                        self._closer.start()
-            self._cond.notify_all()
-        remove(retired)
-
-    def _close_when_idle(self) -> None:
-        """Close the lingering connection when it has been idle long enough, or at once when another process waits."""
-        with self._cond:
-            try:
-                while self._con is not None:
-                    if self._refs or self._busy:
-                        self._cond.wait()  # every operation's end notifies
-                    elif self._idle_long_enough():
-                        self._close_locked()
-                    else:
-                        self._cond.wait(POLL_SECONDS)
-            finally:
-                self._closer = None
-
-    def _in_slice(self) -> bool:
-        return time.monotonic() - self._opened_at < SLICE_SECONDS
-
-    def _idle_long_enough(self) -> bool:
-        idle = time.monotonic() - self._idle_since
-        if idle >= LINGER_SECONDS:
-            return True
-        return (idle >= HANDOVER_IDLE_SECONDS or not self._in_slice()) and self._other_waiters()
-
-    def use_filesystem(self, filesystem: AbstractFileSystem) -> None:
-        """Register the lake's fsspec filesystem on the open connection and on every later one, so views over its
-        URLs read. Called inside an operation (the connection is open); one lake per warehouse, so once."""
-        with self._cond:
-            if self._filesystem is None:
-                assert self._con is not None
-                self._con.register_filesystem(filesystem)
-                self._filesystem = filesystem
-
-    def close_idle(self) -> None:
-        """Close the connection now if no operation is using it."""
-        with self._cond:
-            if self._con is not None and self._refs == 0 and not self._busy:
-                self._close_locked()
-
-    # -- opening and closing the file ------------------------------------------------------
-    def _open(self, read_only: bool, started: float, wait: float) -> duckdb.DuckDBPyConnection:
-        """Take the cross-process lock (in turn), then open DuckDB; both within ``wait`` seconds of ``started``."""
-        self._take_lock(started, wait)
-        try:
-            while True:
-                try:
-                    con = duckdb.connect(str(self.path), read_only=read_only)
-                    if self._filesystem is not None:
-                        con.register_filesystem(self._filesystem)
-                    return con
-                except duckdb.IOException as exc:
-                    if "lock" not in str(exc).lower():
-                        raise BabelbenchError(f"cannot open {self.path}: {exc}") from exc
-                    # a process that does not use the lock file (a duckdb shell, an older babelbench) has the file
-                    waited = time.monotonic() - started
-                    if waited >= wait:
-                        raise WarehouseBusyError(
-                            f"{self.path} is busy: waited {waited:.1f} s ({WAIT_ENV}={wait:g}) for a process that does not"
-                            f" take {self.lock_path.name} (a duckdb shell?) to close it: {exc}. Close it, or raise"
-                            f" {WAIT_ENV}.") from exc
-                    time.sleep(POLL_SECONDS * 5)
-        except BaseException:
-            self._drop_lock()
-            raise
-
-    def _take_lock(self, started: float, wait: float) -> None:
-        self.waiters_dir.mkdir(parents=True, exist_ok=True)
-        marker = self.waiters_dir / f"{time.time_ns():020d}-{os.getpid()}-{threading.get_ident()}"
-        marker.write_text(json.dumps({"pid": os.getpid(), "command": _command()}))
-        touched = time.monotonic()
-        try:
-            while True:
-                if not self._waiters_before(marker.name):
-                    try:
-                        self._file_lock.acquire(timeout=0)
-                        break
-                    except Timeout:
-                        pass
-                now = time.monotonic()
-                if now - started >= wait:
-                    raise self._busy_error(now - started, wait, self._holder())
-                if now - touched >= HEARTBEAT_SECONDS:  # still waiting (a marker removed as stale is put back)
-                    try:
-                        os.utime(marker)
-                    except FileNotFoundError:
-                        marker.write_text(json.dumps({"pid": os.getpid(), "command": _command()}))
-                    touched = now
-                time.sleep(POLL_SECONDS)
-        finally:
-            marker.unlink(missing_ok=True)
-        record = {"pid": os.getpid(), "command": _command(), "since": time.strftime("%Y-%m-%d %H:%M:%S")}
-        temp = self.holder_path.with_name(f"{self.holder_path.name}.{os.getpid()}.tmp")
-        try:  # who holds it, for the message of those who wait too long
-            temp.write_text(json.dumps(record))
-            temp.replace(self.holder_path)
-        except BaseException:
-            self._drop_lock()
-            raise
-
-    def _drop_lock(self) -> None:
-        """Release the cross-process lock; the holder record goes first so it never names the next holder wrongly."""
-        try:
-            self.holder_path.unlink(missing_ok=True)
-        finally:
-            self._file_lock.release(force=True)
-
-    def _close_locked(self) -> None:
-        """Close the connection (checkpointing DuckDB's log into the file) and release the lock; ``_cond`` is held."""
-        con, self._con = self._con, None
-        if con is None:
-            return
-        try:
-            con.close()
-        finally:
-            self._drop_lock()
-            self._cond.notify_all()
-
-    # -- who else is there -------------------------------------------------------------------
-    def _markers(self) -> list[str]:
-        """Fresh waiter markers of other processes, oldest first."""
-        try:
-            entries = list(os.scandir(self.waiters_dir))
-        except FileNotFoundError:
-            return []
-        now = time.time()
-        own = f"-{os.getpid()}-"
-        fresh = []
-        for entry in entries:
-            if own in entry.name:
-                continue
-            try:
-                age = now - entry.stat().st_mtime
-            except FileNotFoundError:
-                continue
-            if age < STALE_WAITER_SECONDS:
-                fresh.append(entry.name)
-            elif age > 4 * STALE_WAITER_SECONDS:  # left by a process that died while waiting
-                Path(entry.path).unlink(missing_ok=True)
-        return sorted(fresh)
-
-    def _other_waiters(self) -> bool:
-        return bool(self._markers())
-
-    def _waiters_before(self, name: str) -> bool:
-        markers = self._markers()
-        return bool(markers) and markers[0] < name
-
-    def _holder(self) -> str:
-        try:
-            record = json.loads(self.holder_path.read_text())
-        except (OSError, ValueError):
-            return "another process"
-        return f"pid {record.get('pid')} ({record.get('command')}, since {record.get('since')})"
-
-    def _busy_error(self, waited: float, wait: float, holder: str) -> WarehouseBusyError:
-        return WarehouseBusyError(
-            f"{self.path} is busy: waited {waited:.1f} s ({WAIT_ENV}={wait:g}) for {holder} to release it."
-            f" A flow run holds it only while it reads or writes, so this means a very long operation or a stuck"
-            f" process: wait for it, raise {WAIT_ENV}, or use another --home.")
-
-
-_databases: dict[Path, _Database] = {}
-_databases_lock = threading.Lock()
-_inherited: list[dict[Path, _Database]] = []
-
-
-def _forget_after_fork() -> None:
-    """A forked child starts with no open warehouse; the parent's connections are kept referenced, never closed here."""
-    global _databases, _databases_lock
-    _inherited.append(_databases)
-    _databases, _databases_lock = {}, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_after_fork)
-
-
-def _database(path: Path) -> _Database:
-    with _databases_lock:
-        if path not in _databases:
-            _databases[path] = _Database(path)
-        return _databases[path]
-
-
-@atexit.register
-def _close_all() -> None:
-    """Checkpoint and release every idle warehouse of this process at exit (the lock dies with the process anyway)."""
-    with _databases_lock:
-        databases = list(_databases.values())
-    for db in databases:
-        try:
-            db.close_idle()
-        except Exception as exc:  # noqa: BLE001 - exiting; the next open replays DuckDB's log
-            log.debug("closing %s at exit: %s", db.path, exc)
+os.register_at_fork(after_in_child=_forget_catalogs_after_fork)
 
 
 @dataclass(frozen=True)
@@ -430,24 +89,57 @@ class Reference:
     rows: Callable[[], pa.Table]
 
 
-class Warehouse:
-    """The warehouse under ``home``: migrations applied, views current; the DuckDB file opened per operation."""
+@dataclass
+class _Cell:
+    """One stage cell's transaction on a DuckLake: begun by the first write of its thread, committed at its end."""
 
-    def __init__(self, home: Path, *, read_only: bool = False, references: Mapping[str, Reference] | None = None) -> None:
+    warehouse: Warehouse
+    thread: int
+    what: str
+    recorder: Recorder | None = None
+
+
+_cell: contextvars.ContextVar[_Cell | None] = contextvars.ContextVar("warehouse_cell", default=None)
+
+
+class Warehouse:
+    """The warehouse under ``home``, on the backend ``BABELBENCH_WAREHOUSE`` names: migrations applied, views current.
+
+    ``as_of``: read the DuckLake as it was at that snapshot (read-only); an embedded warehouse keeps no snapshots.
+    """
+
+    def __init__(self, home: Path, *, read_only: bool = False, references: Mapping[str, Reference] | None = None,
+                 as_of: int | None = None, location: Location | None = None) -> None:
         """``references``: tables the caller owns the content of (the language rules), mirrored into the warehouse
-        when a writable one is opened and its copy differs, so SQL can join them."""
+        when a writable one is opened and its copy differs, so SQL can join them. ``location``: another warehouse
+        than the one ``BABELBENCH_WAREHOUSE`` names (a copy's target)."""
         self.home = home
-        self.path = home / WAREHOUSE_FILE
-        self.read_only = read_only
-        if read_only and not self.path.exists():
-            raise BabelbenchError(f"no warehouse at {self.path}; run `babelbench corpus ingest` or `babelbench demo` first")
-        home.mkdir(parents=True, exist_ok=True)
-        self._db = _database(self.path.resolve())
-        if read_only:
+        self.location = location or configured_location(home)
+        self.as_of = as_of
+        self.read_only = read_only or as_of is not None
+        if self.location.is_lake:
+            self._db: Any = _lake_catalog(self.location, home)
+        else:
+            if as_of is not None:
+                raise ConfigError(f"--as-of {as_of}: the embedded warehouse ({self.location.path}) keeps no snapshots;"
+                                  " reading a past state needs a DuckLake warehouse (BABELBENCH_WAREHOUSE=ducklake:…)")
+            if self.read_only and not self.location.path.exists():
+                raise BabelbenchError(f"no warehouse at {self.location.path}; run `babelbench corpus ingest` or"
+                                      " `babelbench demo` first")
+            home.mkdir(parents=True, exist_ok=True)
+            self._db = database(self.location.path.resolve())
+        self.path = self.location.url
+        if self.read_only:
             with self._cursor() as cur:
+                if self.location.is_lake and not _has_table(cur, "schema_migrations"):
+                    raise BabelbenchError(f"no warehouse in the DuckLake at {self.location.url}; run `babelbench"
+                                          " corpus ingest` or `babelbench demo` with it first")
                 self.lake_root = self._open_lake(cur)
             return
-        new_lake = configured_lake(home)  # a bad BABELBENCH_LAKE fails before a warehouse is created
+        new_lake = configured_lake(home, self.location.lake)  # a bad lake fails before a warehouse is created
+        if self.location.is_lake:
+            self._prepare_lake(new_lake, references or {})
+            return
         with self._db.write_lock, self._db.session(read_only=False) as con:
             cur = con.cursor()
             try:
@@ -472,6 +164,29 @@ class Warehouse:
             names = [d[0] for d in result.description] if result.description else []
             return names, result.fetchall()
 
+    def batches(self, sql: str, params: Sequence[Any] | None = None, size: int = 10_000) -> Iterator[list[tuple]]:
+        """The rows of a query in lists of at most ``size``, fetched as they are consumed (a table too large to
+        hold at once)."""
+        with self._cursor() as cur:
+            result = cur.execute(sql, params or [])
+            while rows := result.fetchmany(size):
+                yield rows
+
+    def arrow_batches(self, sql: str, params: Sequence[Any] | None = None, size: int = 100_000) -> Iterator[pa.RecordBatch]:
+        """The result of a query as Arrow record batches of at most ``size`` rows, read as they are consumed."""
+        with self._cursor() as cur:
+            yield from cur.execute(sql, params or []).to_arrow_reader(size)
+
+    def lake_cells(self, table: str) -> list[tuple[str, str, str]]:
+        """Every cell of lake table ``table``: (cell, the fingerprint of its rows, SQL selecting its rows)."""
+        if self.location.is_lake:
+            return [(cell, fingerprint, f"SELECT * EXCLUDE (cell) FROM {table}{CELLS_SUFFIX} WHERE cell = '"
+                     + cell.replace("'", "''") + "'") for cell, fingerprint in self.query(
+                f"SELECT cell, any_value(fingerprint) FROM {table}{CELLS_SUFFIX} GROUP BY cell ORDER BY cell")]
+        return [(cell, fingerprint, self._shards_select(table, paths)) for cell, fingerprint, paths in self.query(
+            "SELECT cell, any_value(fingerprint), list(path ORDER BY path) FROM lake_shards WHERE table_name = ?"
+            " GROUP BY cell ORDER BY cell", [table])]
+
     def query_dicts(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         names, rows = self.query_with_columns(sql, params)
         return [dict(zip(names, row)) for row in rows]
@@ -484,18 +199,131 @@ class Warehouse:
     def warehouse_id(self) -> str:
         return str(self.scalar("SELECT warehouse_id FROM warehouse_info"))
 
+    def snapshot(self) -> int | None:
+        """The DuckLake snapshot this warehouse reads now (its ``as_of``, or the latest); None when embedded, which
+        keeps no snapshots. A result that names it can be read again as it was (``--as-of``)."""
+        if not self.location.is_lake:
+            return None
+        if self.as_of is not None:
+            return self.as_of
+        with self._cursor() as cur:
+            return self._db.snapshot(cur)
+
+    def pinned(self) -> Warehouse:
+        """This warehouse held at the snapshot it reads now, so that every read of a result (a leaderboard, a report,
+        what an MLflow run logs) sees one state, which the result names; the embedded warehouse, which keeps no
+        snapshots, and a warehouse already read at one, are returned as they are."""
+        snapshot = self.snapshot()
+        if snapshot is None or self.as_of is not None:
+            return self
+        return self.at(snapshot)
+
+    @contextmanager
+    def frozen(self) -> Iterator[Warehouse]:
+        """This warehouse at one state for the block: a DuckLake at its current snapshot (:meth:`pinned`); the
+        embedded file held by this process meanwhile (other processes wait for it, as for any operation)."""
+        if self.location.is_lake:
+            yield self.pinned()
+            return
+        with self._db.session(self.read_only):
+            yield self
+
+    def at(self, snapshot: int) -> Warehouse:
+        """This warehouse as it was at ``snapshot``, read-only (an embedded one refuses: it keeps no snapshots)."""
+        return Warehouse(self.home, as_of=snapshot, location=self.location)
+
     # -- writing -----------------------------------------------------------------
     @contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """One atomic write: everything inside commits together or not at all."""
-        with self._db.write_lock, self._cursor() as cur:
+    def transaction(self) -> Iterator[Any]:
+        """One atomic write: everything inside commits together or not at all.
+
+        On a DuckLake the block's calls are recorded and replayed if its commit conflicts with another writer's
+        (:mod:`tasks.warehouse.replay`); inside :meth:`cell_commit` the block joins the cell's transaction.
+        """
+        if not self.location.is_lake:
+            with self._db.write_lock, self._cursor() as cur:
+                cur.execute("BEGIN TRANSACTION")
+                try:
+                    yield cur
+                except BaseException:
+                    cur.execute("ROLLBACK")
+                    raise
+                cur.execute("COMMIT")
+            return
+        if self.read_only:
+            raise BabelbenchError(f"{self.location.url}: a write through a read-only warehouse")
+        cell = self._own_cell()
+        if cell is not None:
+            yield self._cell_recorder(cell)
+            return
+        cur = self._db.cursor()
+        try:
             cur.execute("BEGIN TRANSACTION")
+            recorder = Recorder(cur, self._claim)
             try:
-                yield cur
+                yield recorder
             except BaseException:
-                cur.execute("ROLLBACK")
+                rollback(cur)
                 raise
-            cur.execute("COMMIT")
+            commit_with_replays(cur, recorder.calls, "a warehouse write")
+        finally:
+            cur.close()
+
+    @contextmanager
+    def cell_commit(self, what: str) -> Iterator[None]:
+        """Everything this thread writes inside the block commits in one transaction at its end (on a DuckLake).
+
+        A stage cell's outputs, its issues and its ``artifacts`` row are one commit, guarded so that it conflicts
+        with every concurrent commit of a cell's outcome: of two workers computing the same cell, the later commit
+        is replayed after the earlier one and replaces its rows, leaving one result. A kill before the commit
+        leaves the previous state. On the embedded warehouse, whose writers take turns at the file, the block's
+        transactions commit one by one as before. Raises :class:`tasks.warehouse.replay.StaleReads` when a replay
+        read something another writer changed: the cell must be computed again.
+        """
+        if not self.location.is_lake or self._own_cell() is not None:
+            yield
+            return
+        cell = _Cell(self, threading.get_ident(), what)
+        token = _cell.set(cell)
+        try:
+            yield
+        except BaseException:
+            if cell.recorder is not None:
+                rollback(cell.recorder.cursor)
+            raise
+        else:
+            recorder = self._cell_recorder(cell)
+            commit_with_replays(recorder.cursor, recorder.calls, what)
+        finally:
+            _cell.reset(token)
+            if cell.recorder is not None:
+                cell.recorder.cursor.close()
+
+    def _own_cell(self) -> _Cell | None:
+        """The cell transaction this thread opened on this warehouse, if any (threads it starts write on their own)."""
+        cell = _cell.get()
+        if cell is not None and cell.warehouse._db is self._db and cell.thread == threading.get_ident():
+            return cell
+        return None
+
+    def _cell_recorder(self, cell: _Cell) -> Recorder:
+        if cell.recorder is None:
+            cur = self._db.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            cell.recorder = Recorder(cur, self._claim)
+            guard(cell.recorder, ARTIFACTS_GUARD)
+        return cell.recorder
+
+    def _claim(self, name: str) -> None:
+        """Make sure guard ``name`` has a row (its own commit; two claimers leave two rows, which is harmless: a
+        guarded commit deletes every row of its guard and writes one)."""
+        with self._cursor(fresh=True) as cur:
+            if cur.execute("SELECT count(*) FROM commit_guards WHERE name = ?", [name]).fetchone()[0]:
+                return
+            cur.execute("BEGIN TRANSACTION")
+            recorder = Recorder(cur, self._claim)
+            recorder.execute("INSERT INTO commit_guards VALUES (?, now())", [name])
+            commit_with_replays(cur, recorder.calls, f"guard {name}")
 
     def replace_cell(self, table: str, cell: str, fingerprint: str, shards: Sequence[Shard]) -> None:
         """Make ``shards`` the current content of ``table`` for ``cell``, atomically.
@@ -506,14 +334,27 @@ class Warehouse:
         self.replace_cells([(table, cell, fingerprint, shards)])
 
     def replace_cells(self, changes: Sequence[tuple[str, str, str, Sequence[Shard]]],
-                      statements: Sequence[tuple[str, Sequence[Any]]] = ()) -> None:
-        """:meth:`replace_cell` for several (table, cell, fingerprint, shards) at once, and ``statements``
-        (SQL, parameters) on the DuckDB tables, in one transaction: an import that fills several tables and
-        cells is visible whole or not at all."""
+                      write: Callable[[Any], None] = lambda _cur: None) -> None:
+        """:meth:`replace_cell` for several (table, cell, fingerprint, shards) at once, with ``write`` (a function
+        of the cursor: the other tables' rows) in one transaction: an import that fills several tables and cells
+        is visible whole or not at all.
+
+        On a DuckLake the shards' rows are copied into the table (its ``__cells`` table) in that transaction, and
+        the shards, staged, are deleted when the stage's writes settle.
+        """
+        if self.location.is_lake:
+            with self.transaction() as cur:
+                write(cur)
+                for table, cell, _fingerprint, shards in changes:
+                    cur.execute(f"DELETE FROM {table}{CELLS_SUFFIX} WHERE cell = ?", [cell])
+                    if shards:
+                        listing = sql_paths(duckdb_path(self.lake_root / s.path) for s in shards)
+                        cur.execute(f"INSERT INTO {table}{CELLS_SUFFIX} BY NAME SELECT *, ? AS cell"
+                                    f" FROM read_parquet([{listing}], union_by_name = true)", [cell])
+            return
         old: list[str] = []
         with self.transaction() as cur:
-            for sql, parameters in statements:
-                cur.execute(sql, parameters)
+            write(cur)
             for table, cell, fingerprint, shards in changes:
                 old += [r[0] for r in cur.execute(
                     "SELECT path FROM lake_shards WHERE table_name = ? AND cell = ?", [table, cell]).fetchall()]
@@ -556,8 +397,20 @@ class Warehouse:
 
     # -- internals -----------------------------------------------------------------
     @contextmanager
-    def _cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A cursor private to the calling thread, for one operation: the file is held (and locked) meanwhile."""
+    def _cursor(self, fresh: bool = False) -> Iterator[Any]:
+        """A cursor private to the calling thread, for one operation: on the embedded file, the file is held (and
+        locked) meanwhile; on a DuckLake, inside this thread's cell transaction once it began (unless ``fresh``)."""
+        if self.location.is_lake:
+            cell = None if fresh else self._own_cell()
+            if cell is not None and cell.recorder is not None:
+                yield cell.recorder
+                return
+            cur = self._db.cursor(self.as_of)
+            try:
+                yield cur
+            finally:
+                cur.close()
+            return
         with self._db.session(self.read_only) as con:
             cur = con.cursor()
             try:
@@ -565,37 +418,110 @@ class Warehouse:
             finally:
                 cur.close()
 
-    def _open_lake(self, cur: duckdb.DuckDBPyConnection) -> UPath:
+    def _open_lake(self, cur: duckdb.DuckDBPyConnection) -> Any:
         """The warehouse's lake, from its recorded location; a lake off this machine's filesystem has its fsspec
         filesystem registered with DuckDB. (A warehouse opened read-only before migration 015 has no ``lake``
         column: its lake is the home's.)"""
         result = cur.execute("SELECT * FROM warehouse_info")
         names = [d[0] for d in result.description]
-        root = locate_lake(self.home, dict(zip(names, result.fetchone())).get("lake"))
+        root = locate_lake(self.home, dict(zip(names, result.fetchone())).get("lake"), self.location.lake)
         if root.protocol not in LOCAL_PROTOCOLS:
             self._db.use_filesystem(root.fs)
         return root
 
+    def _prepare_lake(self, new_lake: str | None, references: Mapping[str, Reference]) -> None:
+        """Bring a DuckLake's schema up to date: migrations, lake tables, references, views, each only when it
+        changed (every process opens it; a change made at once by two of them conflicts, and is tried again)."""
+        for attempt in range(1, SCHEMA_ATTEMPTS + 1):
+            cur = self._db.cursor()
+            try:
+                if any(m.version == 1 for m in apply_migrations(cur, dialect=for_ducklake)):
+                    # the lake is recorded by URL: the machines sharing a DuckLake share no home
+                    lake = new_lake or lake_url(str(self.home / "lake"))
+                    cur.execute("UPDATE warehouse_info SET lake = ?", [lake])
+                self.lake_root = self._open_lake(cur)
+                self._lake_tables(cur)
+                self._mirror(references)
+                self._lake_views(cur)
+                return
+            except duckdb.Error as exc:
+                # a conflict at commit, or an object another process created after this one looked
+                raced = is_conflict(exc) or (isinstance(exc, duckdb.CatalogException) and "already exists" in str(exc))
+                if not raced or attempt == SCHEMA_ATTEMPTS:
+                    raise
+                log.info("%s: another process changed the schema at the same time; reading it again", self.path)
+            finally:
+                cur.close()
+
+    def _lake_tables(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """Each lake table as a DuckLake table with its cell, and every column its schema has (added if missing)."""
+        for table, schema in LAKE_TABLES.items():
+            name = table + CELLS_SUFFIX
+            columns = {row[0] for row in cur.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database()"
+                " AND table_name = ?", [name]).fetchall()}
+            empty = f"_schema_{threading.get_ident()}"
+            cur.register(empty, schema.empty_table())
+            try:
+                if not columns:
+                    cur.execute(f"CREATE TABLE IF NOT EXISTS {name} AS SELECT *, CAST(NULL AS VARCHAR) AS cell FROM {empty} LIMIT 0")
+                    continue
+                types = dict(cur.execute(f"SELECT column_name, column_type FROM (DESCRIBE {empty})").fetchall())
+                for column in schema.names:
+                    if column not in columns:
+                        cur.execute(f'ALTER TABLE {name} ADD COLUMN "{column}" {types[column]}')
+            finally:
+                cur.unregister(empty)
+
+    def _lake_views(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """The lake views and the named views, each (re)made only when its SQL changed: its digest is its comment."""
+        views = [(table, f"CREATE OR REPLACE VIEW {table} AS SELECT * EXCLUDE (cell) FROM {table}{CELLS_SUFFIX}")
+                 for table in LAKE_TABLES]
+        views += [(name.split("_", 1)[1].removesuffix(".sql"), sql) for name, sql in named_views()]
+        stored = dict(cur.execute("SELECT view_name, comment FROM duckdb_views() WHERE database_name ="
+                                  " current_database() AND NOT internal").fetchall())
+        changed = [(name, sql) for name, sql in views if stored.get(name) != _digest(sql)]
+        if not changed:
+            return
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            for name, sql in changed:
+                try:
+                    cur.execute(sql)
+                except duckdb.Error as exc:
+                    raise BabelbenchError(f"view {name}: {exc}") from exc
+                cur.execute(f"COMMENT ON VIEW {name} IS '{_digest(sql)}'")
+            cur.execute("COMMIT")
+        except BaseException:
+            rollback(cur)
+            raise
+
     def _create_lake_view(self, cur: duckdb.DuckDBPyConnection, table: str) -> None:
-        """A view over the table's shards; the empty shard (the current schema) comes first and shards written
-        before a column was added read NULL in it (``union_by_name``)."""
-        paths = [duckdb_path(empty_shard(self.lake_root, table))]
-        paths += [duckdb_path(self.lake_root / r[0]) for r in cur.execute(
-            "SELECT path FROM lake_shards WHERE table_name = ? ORDER BY cell, path", [table]).fetchall()]
-        listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
-        cur.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM read_parquet([{listing}], union_by_name = true)")
+        """A view over the table's shards (:meth:`_shards_select`)."""
+        paths = [r[0] for r in cur.execute("SELECT path FROM lake_shards WHERE table_name = ? ORDER BY cell, path",
+                                           [table]).fetchall()]
+        cur.execute(f"CREATE OR REPLACE VIEW {table} AS {self._shards_select(table, paths)}")
+
+    def _shards_select(self, table: str, paths: Sequence[str]) -> str:
+        """SQL reading the table's shards at ``paths`` (relative to the lake); the empty shard (the current schema)
+        comes first, and shards written before a column was added read NULL in it (``union_by_name``)."""
+        files = [duckdb_path(empty_shard(self.lake_root, table))] + [duckdb_path(self.lake_root / p) for p in paths]
+        return f"SELECT * FROM read_parquet([{sql_paths(files)}], union_by_name = true)"
 
     def _mirror(self, references: Mapping[str, Reference]) -> None:
         """Replace each reference table whose stored digest (the table's comment) is not the given one (one
         transaction)."""
         if not references:
             return
+        with self._cursor(fresh=True) as cur:
+            stale = {name: reference for name, reference in references.items()
+                     if (stored := cur.execute("SELECT comment FROM duckdb_tables() WHERE table_name = ? AND"
+                                               " schema_name = current_schema() AND database_name = current_database()",
+                                               [name]).fetchone()) is None or stored[0] != reference.digest}
+        if not stale:
+            return
         with self.transaction() as cur:
-            for name, reference in references.items():
-                stored = cur.execute("SELECT comment FROM duckdb_tables() WHERE table_name = ? AND schema_name ="
-                                     " current_schema()", [name]).fetchone()
-                if stored is not None and stored[0] == reference.digest:
-                    continue
+            for name, reference in stale.items():
                 view = f"_reference_{threading.get_ident()}"
                 cur.register(view, reference.rows())
                 try:
@@ -605,10 +531,55 @@ class Warehouse:
                     cur.unregister(view)
 
 
-def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Sequence[Any]], *, replace: bool = False,
-                then: str = "", columns: Sequence[str] | None = None) -> None:
+def snapshot_label(snapshot: int | None) -> str:
+    """How a result names the warehouse snapshot it read: its number (read again with ``--as-of``), or that the
+    embedded warehouse keeps none."""
+    return str(snapshot) if snapshot is not None else "none (the embedded warehouse keeps no snapshots)"
+
+
+def cli_prefix(wh: Warehouse, program: str = "babelbench") -> str:
+    """The command line (``program``) that reaches this warehouse (its home, and its URL when it is a DuckLake), for
+    the commands a summary suggests."""
+    where = f" --warehouse '{wh.location.url}'" if wh.location.is_lake else ""
+    return f"{program} --home {wh.home}{where}"
+
+
+def _digest(sql: str) -> str:
+    return hashlib.sha256(sql.encode("utf-8")).hexdigest()[:16]
+
+
+def sql_paths(paths: Any) -> str:
+    """A SQL list literal of file paths."""
+    return ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
+
+
+def _has_table(cur: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return bool(cur.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND database_name ="
+                            " current_database()", [name]).fetchone()[0])
+
+
+def guard(cur: Any, name: str) -> None:
+    """On a DuckLake, make this transaction conflict with every concurrent one that takes guard ``name``: each
+    deletes the guard's rows and writes one, so the later commit is refused and replayed on the earlier one's result
+    (what a key or the file lock gives the embedded warehouse, which needs nothing here)."""
+    if isinstance(cur, Recorder):
+        cur.guard(name)
+
+
+def _arrow_rows(cur: Any, rows: Sequence[Sequence[Any]]) -> tuple[str, Callable[[], None]]:
+    """Register ``rows`` (a list of row tuples) as an Arrow table with columns c0, c1, …; returns its name and the
+    function that unregisters it."""
+    columns = {f"c{n}": pa.array(list(values)) for n, values in enumerate(zip(*rows, strict=True))}
+    name = f"_rows_{threading.get_ident()}"
+    cur.register(name, pa.table(columns))
+    return name, lambda: cur.unregister(name)
+
+
+def insert_rows(cur: Any, table: str, rows: Sequence[Sequence[Any]], *, replace: bool = False, then: str = "",
+                columns: Sequence[str] | None = None) -> None:
     """Insert ``rows`` (each the table's leading columns in order, or the named ``columns``; ``then`` is SQL for any
-    remaining ones, such as ``now()``) in one statement over an Arrow table.
+    remaining ones, such as ``now()``) in one statement over an Arrow table; ``replace``: an upsert on the table's key
+    (:func:`upsert`, by position).
 
     DuckDB's ``executemany`` runs the statement once per row — about a millisecond each, which made storing a
     cell's responses a visible share of an evaluation; one ``INSERT … SELECT`` over Arrow columns takes a few.
@@ -616,12 +587,35 @@ def insert_rows(cur: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Seque
     """
     if not rows:
         return
-    arrays = {f"c{n}": pa.array(list(values)) for n, values in enumerate(zip(*rows, strict=True))}
-    name = f"_rows_{threading.get_ident()}"
-    cur.register(name, pa.table(arrays))
+    if replace:
+        upsert(cur, table, rows, then=then)
+        return
+    name, unregister = _arrow_rows(cur, rows)
     try:
         extra = f", {then}" if then else ""
         into = f"{table} ({', '.join(columns)})" if columns is not None else table
-        cur.execute(f"INSERT {'OR REPLACE ' if replace else ''}INTO {into} SELECT *{extra} FROM {name}")
+        cur.execute(f"INSERT INTO {into} SELECT *{extra} FROM {name}")
     finally:
-        cur.unregister(name)
+        unregister()
+
+
+def upsert(cur: Any, table: str, rows: Sequence[Sequence[Any]], *, then: str = "") -> None:
+    """Insert ``rows`` or replace the rows with the same key (the table's primary key in ``sql/``): a MERGE, which
+    both backends run, guarded on a DuckLake so that two writers of one new key leave one row. ``rows`` as for
+    :func:`insert_rows`; two rows of one key in ``rows`` are an error, as they were for the key."""
+    if not rows:
+        return
+    key = key_of(table)
+    guard(cur, table)
+    columns = [d[0] for d in cur.execute(f"SELECT * FROM {table} LIMIT 0").description]
+    width = len(rows[0])
+    values = [f"c{n} AS \"{column}\"" for n, column in enumerate(columns[:width])]
+    if then:
+        values.append(then)
+    name, unregister = _arrow_rows(cur, rows)
+    try:
+        on = " AND ".join(f'{table}."{k}" IS NOT DISTINCT FROM s."{k}"' for k in key)
+        cur.execute(f"MERGE INTO {table} USING (SELECT {', '.join(values)} FROM {name}) AS s ON ({on})"
+                    " WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    finally:
+        unregister()

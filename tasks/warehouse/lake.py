@@ -124,23 +124,23 @@ def _configured() -> str:
     return os.environ.get(LAKE_ENV, "").strip()
 
 
-def configured_lake(home: Path) -> str | None:
-    """The lake a new warehouse under ``home`` records: ``BABELBENCH_LAKE``'s URL, or None for the home's own
-    ``lake`` folder (kept relative, so the home can move)."""
-    configured = _configured()
+def configured_lake(home: Path, given: str | None = None) -> str | None:
+    """The lake a new warehouse under ``home`` records: ``given``'s (else ``BABELBENCH_LAKE``'s) URL, or None for
+    the home's own ``lake`` folder (kept relative, so the home can move)."""
+    configured = given if given is not None else _configured()
     if not configured or lake_url(configured) == lake_url(str(_home_lake(home))):
         return None
     return lake_url(configured)
 
 
-def locate_lake(home: Path, recorded: str | None) -> UPath:
+def locate_lake(home: Path, recorded: str | None, given: str | None = None) -> UPath:
     """The lake of the warehouse under ``home`` (``recorded``: its location, None for the home's ``lake`` folder).
 
-    Catalog paths are relative to the lake, so a ``BABELBENCH_LAKE`` naming another location is an error rather
-    than a switch that would leave every view pointing at missing files.
+    Catalog paths are relative to the lake, so a ``BABELBENCH_LAKE`` (or ``given`` lake) naming another location
+    is an error rather than a switch that would leave every view pointing at missing files.
     """
     default = _home_lake(home)
-    configured = _configured()
+    configured = given if given is not None else _configured()
     if configured and lake_url(configured) != lake_url(recorded or str(default)):
         raise BabelbenchError(
             f"{LAKE_ENV}={configured} names another lake than the one the warehouse in {home} was created with"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from importlib.metadata import entry_points
@@ -65,27 +66,29 @@ def plugin_migrations() -> dict[str, list[Migration]]:
             for entry in sorted(entry_points(group=MIGRATIONS_GROUP), key=lambda e: e.name)}
 
 
-def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[Migration]:
+def apply_migrations(con: duckdb.DuckDBPyConnection, dialect: Callable[[str], str] = lambda sql: sql) -> list[Migration]:
     """Apply the migrations this warehouse has not seen — the core's, then each plugin namespace's — each in its own
-    transaction."""
-    con.execute(
+    transaction, through ``dialect`` (what a DuckLake takes of them: :func:`tasks.warehouse.dialect.for_ducklake`).
+    The checksum is the file's."""
+    con.execute(dialect(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
-    )
+    ))
     applied = {row[0]: row[1] for row in con.execute("SELECT version, checksum FROM schema_migrations").fetchall()}
-    newly = _apply(con, "sql", available_migrations(), applied,
-                   "INSERT INTO schema_migrations VALUES (?, ?, ?, now())", [])
+    newly = _apply(con, dialect, "sql", available_migrations(), applied, "schema_migrations", [])
     for namespace, migrations in plugin_migrations().items():
         applied = dict(con.execute("SELECT version, checksum FROM plugin_migrations WHERE namespace = ?",
                                    [namespace]).fetchall())
-        newly += _apply(con, namespace, migrations, applied,
-                        "INSERT INTO plugin_migrations VALUES (?, ?, ?, ?, now())", [namespace])
+        newly += _apply(con, dialect, namespace, migrations, applied, "plugin_migrations", [namespace])
     return newly
 
 
-def _apply(con: duckdb.DuckDBPyConnection, where: str, migrations: list[Migration], applied: dict[int, str],
-           record: str, key: list[str]) -> list[Migration]:
-    """Apply ``migrations`` not in ``applied`` (version → checksum), recording each with ``record``."""
+def _apply(con: duckdb.DuckDBPyConnection, dialect: Callable[[str], str], where: str, migrations: list[Migration],
+           applied: dict[int, str], table: str, key: list[str]) -> list[Migration]:
+    """Apply ``migrations`` not in ``applied`` (version → checksum), recording each in ``table`` after ``key`` (the
+    namespace of a plugin's, none for the core's)."""
+    recorded = f"SELECT count(*) FROM {table} WHERE {'namespace = ? AND ' if key else ''}version = ?"
+    record = f"INSERT INTO {table} VALUES ({'?, ' * (len(key) + 3)}now())"
     newly = []
     for migration in migrations:
         if migration.version in applied:
@@ -97,11 +100,18 @@ def _apply(con: duckdb.DuckDBPyConnection, where: str, migrations: list[Migratio
             continue
         con.execute("BEGIN TRANSACTION")
         try:
-            con.execute(migration.sql)
+            # another process may have applied it since it was read above (a DuckLake's writers do not take turns)
+            if con.execute(recorded, [*key, migration.version]).fetchone()[0]:
+                con.execute("COMMIT")
+                continue
+            con.execute(dialect(migration.sql))
             con.execute(record, [*key, migration.version, migration.name, migration.checksum])
             con.execute("COMMIT")
         except Exception:
-            con.execute("ROLLBACK")
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # a refused COMMIT ended the transaction already
             raise
         log.info("applied migration %s/%03d_%s", where, migration.version, migration.name)
         newly.append(migration)

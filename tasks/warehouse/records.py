@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from tasks.warehouse.db import insert_rows
+from tasks.warehouse.db import insert_rows, upsert
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,10 @@ class InstanceRecord:
     extra: str | None = None
 
 
-#: A benchmark's definition, replaced whole, by column name: (benchmark, recipe, langs, generator, config JSON).
-BENCHMARK_UPSERT = ("INSERT OR REPLACE INTO qa_benchmarks (benchmark, recipe, langs, generator, config, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, now())")
+def upsert_benchmark(cur: Any, benchmark: str, recipe: str, langs: list[str], generator: str, config: str) -> None:
+    """Write a benchmark's definition, replacing the one of that name whole (``config``: JSON text); stamped now.
+    These are ``qa_benchmarks``' leading columns in order (``sql/027_open_recipes.sql``), ``updated_at`` last."""
+    upsert(cur, "qa_benchmarks", [[benchmark, recipe, langs, generator, config]], then="now()")
 
 
 def insert_records(cur: duckdb.DuckDBPyConnection, table: str, records: Sequence[Any]) -> None:

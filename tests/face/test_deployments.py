@@ -121,6 +121,18 @@ CHAINED = {  # downstream deployment → (upstream deployment whose completed ru
 }
 
 
+def test_the_screenshot_walk_waits_for_as_many_deployments_as_the_server_registered(registered: dict[str, str]) -> None:
+    """The walk's deployments page waits for "N Deployments": N must be what `make deploy` registers, so that a
+    deployment added to prefect.yaml does not leave the walk waiting for a stale number."""
+    from deployments.screenshots import chained_automations, deployment_count
+
+    on_server = _api(registered, lambda client: client.read_deployments())
+    assert len(on_server) >= 10  # the shipped prefect.yaml's on-demand and chained deployments
+    assert deployment_count() == len(on_server)
+    # and it pauses every rebuild chained after the corpus build it runs, which would start them
+    assert sorted(chained_automations()) == sorted(name for _, name in CHAINED.values())
+
+
 def test_clir_deployments_are_registered(registered: dict[str, str]) -> None:
     build = _read_deployment(registered, "clir-build/clir-build-monthly")
     evaluate = _read_deployment(registered, "clir-eval/clir-eval")

@@ -166,6 +166,10 @@ def test_each_model_evaluation_is_an_mlflow_evaluation_run_with_traces_a_dataset
     good, weak = children["good"], children["weak"]
     assert good.data.tags["mlflow.parentRunId"] == parents[0].info.run_id
     assert good.data.tags["mlflow.runType"] == "genai_evaluate"
+    # every run names the warehouse it read, which keeps no snapshots here (the embedded default)
+    assert {run.data.tags["babelbench.warehouse.snapshot"] for run in [*parents, good, weak]} == {
+        "none (the embedded warehouse keeps no snapshots)"}
+    assert good.data.tags["babelbench.warehouse"] == str(eval_home.resolve() / "warehouse.duckdb")
     assert good.data.params["judges"] == "judge" and good.data.params["failed_responses"] == "none"
     # metrics: the headline (overall success over all languages, 75%, see above) and its interval, nothing else
     assert set(good.data.metrics) == {"overall_success/closed_book", "overall_success/closed_book/ci_low",

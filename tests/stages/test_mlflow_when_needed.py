@@ -53,7 +53,7 @@ def test_a_build_whose_computed_cells_read_a_prompt_is_tracked_with_it(prefect_a
                                                                          status: str) -> None:
     with Warehouse(home) as wh, tracked_run(wh, "translate", _Params(home=str(home)), logs=False) as run:
         _cell(wh, run.run_id, status, "translate")
-        finish_run(run, "translate", [], str(home))
+        finish_run(run, "translate", [])
         mlflow_run_id = wh.scalar("SELECT mlflow_run_id FROM runs WHERE run_id = ?", [run.run_id])
     if status == "cached":  # a model wrote it in an earlier run, which is where its prompt is linked
         assert mlflow_run_id is None

@@ -11,7 +11,15 @@ Pause points (``kind:detail``):
 * ``register:TABLE:CELL`` — every shard of the cell is written to the lake, the
   catalog has not switched to them (``Warehouse.replace_cells``);
 * ``index:LANG`` — the embedded index of LANG is half written: its title field
-  is saved, its body field not yet.
+  is saved, its body field not yet;
+* ``commit:WHAT`` — on a DuckLake, the transaction of WHAT (a stage cell, ``stage[cell]``) holds every write of
+  the cell and is about to commit.
+
+One meeting point, where the process does not wait for a kill but for others (``BABELBENCH_TEST_PAUSED`` is then a
+folder that each process arriving writes a file in):
+
+* ``meet:FLOW:N`` — a backfill has read the scopes of FLOW it will extend, and goes on once N processes have, so
+  that concurrent backfills all read them before any of them extends one.
 """
 
 from __future__ import annotations
@@ -35,7 +43,15 @@ def _pause(where: str) -> None:
         time.sleep(3600)
 
 
-def _arm(spec: str) -> None:
+def _meet(folder: Path, count: int) -> None:
+    """Say this process got here, then wait until ``count`` processes have."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / str(os.getpid())).touch()
+    while len(list(folder.iterdir())) < count:
+        time.sleep(0.05)
+
+
+def arm(spec: str) -> None:
     kind, _, detail = spec.partition(":")
     if kind == "register":
         from tasks.warehouse.db import Warehouse
@@ -43,10 +59,10 @@ def _arm(spec: str) -> None:
         table, _, cell = detail.partition(":")
         original = Warehouse.replace_cells
 
-        def replace_cells(self, changes, statements=()):  # type: ignore[no-untyped-def]
+        def replace_cells(self, changes, write=lambda _cur: None):  # type: ignore[no-untyped-def]
             if any(t == table and c == cell for t, c, *_ in changes):
                 _pause(spec)
-            return original(self, changes, statements)
+            return original(self, changes, write)
 
         Warehouse.replace_cells = replace_cells  # type: ignore[method-assign]
     elif kind == "index":
@@ -61,6 +77,30 @@ def _arm(spec: str) -> None:
             return original_save(self, directory, config)
 
         embedded._FieldWords.save = save  # type: ignore[method-assign]
+    elif kind == "commit":
+        from tasks.warehouse import db
+
+        original_commit = db.commit_with_replays
+
+        def commit_with_replays(cursor, calls, what, *args):  # type: ignore[no-untyped-def]
+            if what == detail:
+                _pause(spec)
+            return original_commit(cursor, calls, what, *args)
+
+        db.commit_with_replays = commit_with_replays  # type: ignore[assignment]
+    elif kind == "meet":
+        from flows import backfill
+
+        flow, _, count = detail.partition(":")
+        original_scopes = backfill._scopes
+
+        def scopes(bf, flow_name, by):  # type: ignore[no-untyped-def]
+            found = original_scopes(bf, flow_name, by)
+            if flow_name == flow:
+                _meet(Path(os.environ[PAUSED_ENV]), int(count))
+            return found
+
+        backfill._scopes = scopes  # type: ignore[assignment]
     else:
         raise SystemExit(f"{PAUSE_ENV}={spec!r}: unknown pause point")
 
@@ -68,7 +108,7 @@ def _arm(spec: str) -> None:
 def main() -> None:
     spec = os.environ.get(PAUSE_ENV)
     if spec:
-        _arm(spec)
+        arm(spec)
     from flows.cli import app
 
     sys.argv = ["babelbench", *sys.argv[1:]]

@@ -1,7 +1,7 @@
 """What a babelbench home holds, reduced to what must not depend on how the runs went: for comparing homes.
 
 :func:`table_snapshot` hashes every table and view of the warehouse (row count
-and an order-independent hash of its rows); :func:`lake_problems` and
+and an order-independent hash of its rows, :mod:`tasks.warehouse.digest`); :func:`lake_problems` and
 :func:`lake_files` check the Parquet lake against the catalog;
 :func:`index_snapshot` describes the embedded search indexes. Two homes that
 ran the same commands — one interrupted and rerun, one not — must agree on all
@@ -39,11 +39,11 @@ What legitimately differs between two such homes, and is therefore left out
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 from typing import Any
 
+from tasks.warehouse import digest
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_TABLES
 
@@ -65,6 +65,7 @@ EXCLUDED: dict[str, set[str]] = {
     "evaluations": {"created_at", "mlflow_run_id"},
     "stage_runs": {"finished_at"},
     "document_dates": {"revised_at"},  # not wall-clock: documents_raw.timestamp, compared there
+    "commit_guards": {"written_at"},  # when a DuckLake writer last took a guard (empty on the embedded warehouse)
 }
 #: tables and views that are logs of runs, compared through a projection of their state instead
 PROJECTED = {
@@ -76,6 +77,13 @@ PROJECTED = {
                    " FROM lake_shards",
 }
 SKIPPED = {"stage_runs"}
+#: what differs between the two warehouse backends by design, left out when comparing a DuckLake with an embedded
+#: warehouse: the embedded lake's shard catalog (a DuckLake holds the rows itself), the rows DuckLake writers rewrite
+#: to make their commits conflict, a DuckLake's tables behind the lake views (compared through the views), and where
+#: the lake is recorded (an embedded home's own lake is NULL, so the home can move; a DuckLake's is its URL)
+ACROSS_BACKENDS = {"lake_shards", "commit_guards"}
+ACROSS_BACKENDS_COLUMNS = {"warehouse_info": {"lake"}}
+CELLS_TABLES = re.compile(r"__cells$")
 _WALL_CLOCK = re.compile(r"TIMESTAMP|_at$|seconds|latency")
 SHARD_DIR = re.compile(r"-[0-9a-f]{8}(?=/)")
 
@@ -91,30 +99,31 @@ def _rounded(value: Any) -> Any:
     return value
 
 
-def _rows_digest(rows: list[tuple], home: Path) -> tuple[int, str]:
-    lines = sorted(repr(_rounded(row)).replace(str(home), "<home>") for row in rows)
-    return len(lines), hashlib.sha256("\n".join(lines).encode()).hexdigest()
-
-
-def table_snapshot(home: Path) -> dict[str, tuple[int, str]]:
-    """Every table and view of the home's warehouse → (row count, hash of its sorted rows)."""
+def table_snapshot(home: Path, across_backends: bool = False,
+                   projected: dict[str, str] | None = None) -> dict[str, tuple[int, str]]:
+    """Every table and view of the home's warehouse → (row count, content digest: :mod:`tasks.warehouse.digest`);
+    ``across_backends``: without what differs between an embedded warehouse and a DuckLake by design
+    (:data:`ACROSS_BACKENDS`); ``projected``: tables compared through other queries than :data:`PROJECTED`'s."""
     snapshot: dict[str, tuple[int, str]] = {}
+    skipped = SKIPPED | (ACROSS_BACKENDS if across_backends else set())
+    projections = PROJECTED | (projected or {})
+
+    def line(row: tuple) -> str:
+        return repr(_rounded(row)).replace(str(home), "<home>")
+
     with Warehouse(home, read_only=True) as wh:
-        tables = [name for (name,) in wh.query(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY table_name")]
-        for table in tables:
-            if table in SKIPPED:
+        for table in digest.tables(wh):
+            if table in skipped or (across_backends and CELLS_TABLES.search(table)):
                 continue
-            if table in PROJECTED:
-                snapshot[table] = _rows_digest(wh.query(PROJECTED[table]), home)
+            if table in projections:
+                snapshot[table] = digest.query_digest(wh, projections[table], line)
                 continue
-            columns = wh.query("SELECT column_name, data_type FROM information_schema.columns"
-                               " WHERE table_schema = 'main' AND table_name = ? ORDER BY ordinal_position", [table])
-            excluded = EXCLUDED.get(table, set())
+            columns = digest.columns(wh, table)
+            excluded = EXCLUDED.get(table, set()) | (ACROSS_BACKENDS_COLUMNS.get(table, set()) if across_backends else set())
             unlisted = [name for name, kind in columns if name not in excluded and _WALL_CLOCK.search(f"{kind} {name}")]
             assert not unlisted, f"{table}: wall-clock column(s) {unlisted} not listed in tests/home_snapshot.EXCLUDED"
-            kept = ", ".join(f'"{name}"' for name, _ in columns if name not in excluded) or "1"
-            snapshot[table] = _rows_digest(wh.query(f"SELECT {kept} FROM {table}"), home)
+            kept = [name for name, _ in columns if name not in excluded]
+            snapshot[table] = digest.query_digest(wh, digest.select_columns(table, kept), line)
     return snapshot
 
 

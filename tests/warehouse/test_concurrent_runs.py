@@ -1,7 +1,7 @@
 """Two flow runs on one home at once, in two processes; `babelbench sql` while a flow runs; a clear wait timeout.
 
 The warehouse is held by a process only while one of its operations runs,
-behind a lock file that waiters queue on (see ``tasks/warehouse/db.py``). These
+behind a lock file that waiters queue on (see ``tasks/warehouse/embedded.py``). These
 tests run real CLI processes on the bundled sample served over loopback — on
 the test session's Prefect API, as a CLI run and a worker's run share a server —
 and compare the tables they leave with those of the same runs made one after
@@ -25,7 +25,9 @@ from tasks.prefect_server import StatePaths
 from tasks.processes import child_dies_with_us
 from tasks.sample.mirror import build_sample_mirror, cirrus_name
 from tasks.tracking import mark_crashed_runs
-from tasks.warehouse.db import WAIT_ENV, Warehouse, WarehouseBusyError
+from tasks.warehouse.db import Warehouse
+from tasks.warehouse.embedded import WarehouseBusyError
+from tasks.warehouse.waiting import WAIT_ENV
 from tests.support.loopback_http import LoopbackServer
 
 pytestmark = pytest.mark.slow

@@ -26,7 +26,8 @@ from tasks.placement import DeviceConfig, resolve
 from tasks.rankers.dense import DenseRanker
 from tasks.sample.mirror import build_sample_mirror
 from tasks.stages.clir_eval import ClirEvalParams
-from tasks.warehouse import db, writers
+from tasks.warehouse import embedded, writers
+from tasks.warehouse.location import WAREHOUSE_FILE
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_ENV, LAKE_TABLES, ShardWriter, cell_dir, sweep_abandoned
 from tests.stages.test_dask_distributed import cluster  # noqa: F401 - the fixture: a scheduler and two worker processes
@@ -141,9 +142,9 @@ def test_a_memory_lake_serves_every_table_through_duckdb_and_no_local_path(
         assert len(encoded[0]) > 0 and np.array_equal(cached[0], encoded[0]) and np.array_equal(cached[1], encoded[1])
 
         # `babelbench sql` in a process that has not opened the warehouse: no connection of the flows is reused
-        for database in list(db._databases.values()):
+        for database in list(embedded._databases.values()):
             database.close_idle()
-        monkeypatch.setattr(db, "_databases", {})
+        monkeypatch.setattr(embedded, "_databases", {})
         monkeypatch.setenv("BABELBENCH_HOME", str(home))
         result = CliRunner().invoke(app, ["sql", "--json",
                                           "SELECT lang, count(*) AS n FROM documents_raw GROUP BY lang"])
@@ -233,4 +234,4 @@ def test_a_warehouse_keeps_the_lake_it_was_created_with(tmp_path: Path, monkeypa
     monkeypatch.setenv(LAKE_ENV, "s3://AKIAEXAMPLE:s3cret-key@bucket/lake")
     with pytest.raises(ConfigError) as refused:
         Warehouse(tmp_path / "third")
-    assert "s3cret-key" not in str(refused.value) and not (tmp_path / "third" / db.WAREHOUSE_FILE).exists()
+    assert "s3cret-key" not in str(refused.value) and not (tmp_path / "third" / WAREHOUSE_FILE).exists()

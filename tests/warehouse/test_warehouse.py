@@ -16,7 +16,7 @@ import pytest
 
 from tasks.errors import ConfigError
 from tasks.home import open_warehouse
-from tasks.warehouse import db, migrations, writers
+from tasks.warehouse import embedded, migrations, waiting, writers
 from tasks.text.languages import OVERRIDES_ENV, reload_rules, rules_digest
 from tasks.warehouse.db import Reference, Warehouse
 from tasks.warehouse.lake import LAKE_TABLES, ShardWriter, cell_dir, sweep_abandoned
@@ -164,7 +164,7 @@ def test_read_only_open_of_a_missing_warehouse_says_what_to_do(tmp_path: Path) -
         Warehouse(tmp_path / "nowhere", read_only=True)
 
 
-# -- several processes on one warehouse (see the module docstring of tasks/warehouse/db.py) ------------------------
+# -- several processes on one warehouse (see the module docstring of tasks/warehouse/embedded.py) ------------------------
 _WRITER = """
 import sys, time
 from pathlib import Path
@@ -185,7 +185,7 @@ def _writer(home: Path, tag: str, n: int) -> subprocess.Popen[str]:
 
 
 def test_the_file_is_held_only_while_operations_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(db, "LINGER_SECONDS", 0.2)
+    monkeypatch.setattr(embedded, "LINGER_SECONDS", 0.2)
     wh = open_warehouse(tmp_path)
     other = Warehouse(tmp_path)  # every Warehouse of one path in a process shares one connection
     opens = wh._db.opens
@@ -233,8 +233,8 @@ def test_a_busy_writer_does_not_starve_a_waiter(tmp_path: Path) -> None:
 
 
 def test_the_wait_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(db.WAIT_ENV, "soon")
+    monkeypatch.setenv(waiting.WAIT_ENV, "soon")
     with pytest.raises(ConfigError, match="BABELBENCH_WAREHOUSE_WAIT='soon': expected a number of seconds"):
-        db.wait_seconds()
-    monkeypatch.setenv(db.WAIT_ENV, "2.5")
-    assert db.wait_seconds() == 2.5
+        waiting.wait_seconds()
+    monkeypatch.setenv(waiting.WAIT_ENV, "2.5")
+    assert waiting.wait_seconds() == 2.5
