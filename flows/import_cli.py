@@ -80,6 +80,18 @@ def import_clirmatrix(
     _run("clirmatrix", source, name, langs, force)
 
 
+@import_app.command("hf")
+def import_hf(
+    source: Annotated[Path, typer.Option(help="A folder `babelbench publish` wrote (or downloaded from the hub): README.md"
+                                              " with its configs, and their Parquet files.")],
+    name: Annotated[Optional[str], typer.Option(help="Benchmark name (default: the folder's).")] = None,
+    langs: Langs = None, force: Force = False,
+) -> None:
+    """A published benchmark folder, each instance checked against its content hash, with its sources, licence and
+    citation: evaluate it like a built one."""
+    _run("hf", source, name, langs, force)
+
+
 @import_app.command("responses")
 def import_responses(
     benchmark: Annotated[str, typer.Option(help="The benchmark the responses answer (built or imported).")],

@@ -20,7 +20,8 @@ implements recipes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
@@ -56,12 +57,14 @@ class Sampling:
 @dataclass(frozen=True)
 class Card:
     """What a published benchmark's card says of its recipe: a title, what it measures, how to cite its seed paper,
-    and the task categories of the Hugging Face hub."""
+    the task categories of the Hugging Face hub, and what its own fields mean (the keys of its ``extra`` and of its
+    documents, beside the core's: ``babelbench publish`` describes every field of the folder it writes)."""
 
     title: str
     summary: str
     citation: str
     task_categories: tuple[str, ...]
+    fields: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,9 @@ class Recipe(Protocol):
     extra: type[BaseModel] | None
     #: the package holding its prompt templates (``<name>.j2``), or None when it uses the core's only
     templates: str | None
+    #: the instance columns whose values name a configuration of the published dataset (``babelbench publish``):
+    #: ``("setting", "lang")`` gives one configuration per setting and language, ``("setting",)`` one per setting
+    config_by: tuple[str, ...]
 
     def template(self, setting: str, has_documents: bool) -> str:
         """The prompt template of an instance in ``setting`` (shown documents or not)."""

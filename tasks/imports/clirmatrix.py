@@ -164,7 +164,7 @@ def _write_documents(wh: Warehouse, name: str, lang: str, titles: dict[int, str]
                "text": [texts.get(p, "") for p in pages], "qid": [None] * len(pages), "namespace": [0] * len(pages),
                "is_redirect": [False] * len(pages), "redirect_target": [None] * len(pages),
                "is_disambiguation": [False] * len(pages), "timestamp": [None] * len(pages),
-               "source": [_source(name)] * len(pages)}
+               "source": [_source(name)] * len(pages), "revision_id": [None] * len(pages)}
     writer = ShardWriter(wh.lake_root, cell_dir(wh.lake_root, "documents_raw", lang, fp), LAKE_TABLES["documents_raw"],
                          fp)
     writer.add_table(pa.table(columns, schema=DOCUMENT_SCHEMA))

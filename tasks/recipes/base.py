@@ -6,8 +6,9 @@ every member, so a recipe states only what differs — a plugin subclasses it
 score mode (``protocol``), no cutoff split, no abstention answer, the core's
 sampling and templates (the question alone, or with the documents shown), no
 stages (an imported benchmark), items translated by question and answer into
-every language, and one instance per item in its own language, showing its
-documents.  Scoring is a function (``scorer``, and ``question_shares`` for the
+every language, one instance per item in its own language, showing its
+documents, and a published dataset with one configuration per setting and
+language.  Scoring is a function (``scorer``, and ``question_shares`` for the
 cutoff split) rather than a method to override, since most recipes have one
 ready; a recipe scored another way says how (``scored_elsewhere``).
 """
@@ -65,6 +66,7 @@ class BaseRecipe:
     question_shares: QuestionShares | None = None
     #: how a recipe without a scorer is evaluated, for the error a scoring run meets
     scored_elsewhere: str = "its recipe has no scorer"
+    config_by: tuple[str, ...] = ("setting", "lang")
 
     def template(self, setting: str, has_documents: bool) -> str:
         return self.own_template or (WITH_DOCUMENTS if has_documents else CLOSED_BOOK)

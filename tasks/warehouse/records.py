@@ -64,6 +64,7 @@ class InstanceRecord:
     judge_context: str | None = None
     gold: str | None = None
     extra: str | None = None
+    sources: str | None = None  # where each document's text comes from, as a published folder named it
 
 
 #: A benchmark's definition, replaced whole, by column name: (benchmark, recipe, langs, generator, config JSON).
