@@ -217,14 +217,16 @@ def clir_export(
 
 @app.command("publish")
 def publish(
-    benchmark: Annotated[str, typer.Argument(help="The benchmark to publish (built or imported).")],
+    benchmark: Annotated[str, typer.Argument(help="The benchmark or CLIR collection to publish (built or imported).")],
     out: Annotated[Path, typer.Option(help="Folder to write it under: <OUT>/<BENCHMARK>, replaced whole.")],
     push: Annotated[Optional[str], typer.Option(
         help="Also upload it to this Hugging Face dataset repository (owner/name); needs HF_TOKEN or `hf auth login`.")]
         = None,
 ) -> None:
     """A Hugging Face dataset folder: Parquet per configuration and split, a dataset card written from the warehouse
-    (README.md) and Croissant metadata (croissant.json); each source article named for attribution."""
+    (README.md) and Croissant metadata (croissant.json); each source article named for attribution. A CLIR
+    collection: its documents and queries per language, its qrels per direction and split, the card with the label
+    distribution and the Jenks breaks."""
     from flows.publish import PublishParams, publish_flow
 
     run_flow(publish_flow, lambda: PublishParams(benchmark=benchmark, out=str(out), repo=push,

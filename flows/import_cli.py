@@ -85,9 +85,10 @@ _folder_command("clirmatrix", "A collection directory in CLIRMatrix's layout, as
                 " <q>.<d>.<split>.jsonl files and docs/<lang>.tsv.", "Collection name (default: the directory's).",
                 "A CLIR collection (documents, index, qrels) that `clir eval` evaluates like a built one.")
 _folder_command("hf", "A folder `babelbench publish` wrote (or downloaded from the hub): README.md with its configs,"
-                " and their Parquet files.", "Benchmark name (default: the folder's).",
+                " and their Parquet files.", "Benchmark or collection name (default: the folder's).",
                 "A published benchmark folder, each instance checked against its content hash, with its sources,"
-                " licence and citation: evaluate it like a built one.")
+                " licence and citation: evaluate it like a built one. A published CLIR collection, each file checked"
+                " against its sha256 in croissant.json: `clir eval` evaluates it like a built one.")
 
 
 @import_app.command("responses")

@@ -1,5 +1,5 @@
-"""Publish flow: a benchmark as a Hugging Face dataset folder (Parquet, card, Croissant), optionally pushed to the
-hub, linked from a Prefect artifact."""
+"""Publish flow: a benchmark or a CLIR collection as a Hugging Face dataset folder (Parquet, card, Croissant),
+optionally pushed to the hub, linked from a Prefect artifact."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.runtime import flow_run
 from pydantic import BaseModel, Field
 
-from tasks.publish import publish_benchmark, push_folder
+from tasks.publish import publish, push_folder
 from tasks.settings import resolve_home
 from tasks.stages import artifact_key, flow_session
 from tasks.tracking import tracked_run
@@ -19,7 +19,7 @@ from tasks.tracking import tracked_run
 class PublishParams(BaseModel):
     """Parameters of a publish (a form in the Prefect UI)."""
 
-    benchmark: str = Field(description="The benchmark to publish (built or imported).")
+    benchmark: str = Field(description="The benchmark or CLIR collection to publish (built or imported).")
     out: str = Field(description="The folder to write it under, as <out>/<benchmark>, on the machine running the flow.")
     repo: str | None = Field(None, description="A Hugging Face dataset repository (owner/name) to upload the folder to;"
                                                " needs a token (HF_TOKEN). Empty: the folder only.")
@@ -33,7 +33,7 @@ def publish_flow(params: PublishParams) -> list[dict]:
     byte for byte the same over the same warehouse: it returns no cells to print."""
     home = str(resolve_home(params.home))
     with flow_session(home) as wh, tracked_run(wh, "publish", params, flow_run.get_id(), logs=False) as run:
-        published = publish_benchmark(wh, params.benchmark, Path(params.out).expanduser().resolve(), params.repo)
+        published = publish(wh, params.benchmark, Path(params.out).expanduser().resolve(), params.repo)
         pushed = push_folder(published.folder, params.repo) if params.repo else None
         configurations = ", ".join(f"{name} ({rows} rows)" for name, rows in published.rows.items())
         create_markdown_artifact(

@@ -6,7 +6,9 @@ an instance of the recipe its ``recipe`` column names (which must be registered 
 the file, the row and the instance.  Each instance keeps the sources the folder named (``instances.sources``),
 each item its question as first written (the instance in its source language) and its kind; the benchmark keeps
 the folder's licence and citation (from the card and ``croissant.json``), which a later publish repeats.  The
-benchmark's name is the folder's unless one is given.  See ``docs/publishing.md``, "The round trip".
+benchmark's name is the folder's unless one is given.  A folder whose hub tags name a recipe with its own kind of
+dataset (a CLIR collection: :class:`~tasks.recipe.Publication`) is read by that recipe instead.  See
+``docs/publishing.md``, "The round trip".
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from huggingface_hub import DatasetCard
 from tasks.errors import ConfigError
 from tasks.imports.common import DatasetLayout, chosen_langs, langs_text, write_benchmark
 from tasks.publish.layout import CARD, CROISSANT, HASH, JSON_COLUMNS, SOURCES, content_hash
-from tasks.recipe import RECIPES
+from tasks.recipe import RECIPES, Recipe
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.records import InstanceRecord, ItemRecord
@@ -38,8 +40,8 @@ def locate(source: Path, name: str | None) -> tuple[Path, str, str]:
     return source, chosen, chosen
 
 
-def data_files(source: Path) -> list[Path]:
-    """The Parquet files of every configuration the card lists, in its order."""
+def config_files(source: Path) -> list[tuple[str, str, Path]]:
+    """(configuration, split, Parquet file) of every data file the card lists, in its order."""
     data = DatasetCard.load(source / CARD).data.to_dict()
     configs = data.get("configs")
     if not isinstance(configs, list) or not configs:
@@ -51,8 +53,21 @@ def data_files(source: Path) -> list[Path]:
             if not matched:
                 raise ConfigError(f"{source / CARD}: config {config.get('config_name')!r} names {entry['path']},"
                                   " which matches no file")
-            files += matched
+            files += [(config.get("config_name"), entry.get("split"), path) for path in matched]
     return files
+
+
+def data_files(source: Path) -> list[Path]:
+    """The Parquet files of every configuration the card lists, in its order."""
+    return [path for _, _, path in config_files(source)]
+
+
+def folder_recipe(source: Path) -> Recipe | None:
+    """The recipe the card's hub tags name whose datasets are not benchmarks of instances (it has a
+    :class:`~tasks.recipe.Publication`: it reads its own folders), if any."""
+    tags = DatasetCard.load(source / CARD).data.to_dict().get("tags") or []
+    named = [RECIPES.get(tag) for tag in RECIPES.names() if tag in tags]
+    return next((recipe for recipe in named if recipe.publication is not None), None)
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
@@ -84,7 +99,11 @@ def terms(source: Path) -> dict[str, str]:
 
 
 def write(wh: Warehouse, source: Path, name: str, langs: list[str] | None, fp: str) -> StageOutput:
-    """Every instance of every configuration (of the chosen languages), with its items."""
+    """Every instance of every configuration (of the chosen languages), with its items; a folder of a recipe that
+    publishes its own kind of dataset is read by that recipe."""
+    owner = folder_recipe(source)
+    if owner is not None and owner.publication is not None:
+        return owner.publication.read(wh, source, name, langs, fp)
     rows = [row for path in data_files(source) for row in read_rows(path)]
     recipes = sorted({row["recipe"] for row in rows})
     if len(recipes) != 1:

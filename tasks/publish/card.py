@@ -20,6 +20,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from tasks.publish.layout import DOCUMENT_FIELDS, FIELDS, LICENCE, SOURCE_FIELDS, data_file
 from tasks.publish.provenance import Provenance
 from tasks.publish.rows import Configuration
+from tasks.recipe import Recipe
 
 TEMPLATE = Path(__file__).with_name("templates") / "card.md.j2"
 #: the hub's size categories: (upper bound, name)
@@ -58,26 +59,41 @@ def field_docs(configuration: Configuration, fields: dict[str, str]) -> list[Fie
             for name in configuration.table.column_names]
 
 
-def card_data(p: Provenance, configurations: Sequence[Configuration], licence: str) -> DatasetCardData:
-    """The front matter: what the hub and ``load_dataset`` read."""
+def front_matter(pretty_name: str, licence: str, langs: Sequence[str], task_categories: Sequence[str],
+                 tags: Sequence[str], configurations: Sequence[Configuration]) -> DatasetCardData:
+    """The front matter: what the hub and ``load_dataset`` read — each configuration with the data file of each of
+    its splits and its features (every split of a configuration has the same)."""
     rows = sum(c.table.num_rows for c in configurations)
+    by_name: dict[str, list[Configuration]] = {}
+    for c in configurations:
+        by_name.setdefault(c.name, []).append(c)
     return DatasetCardData(
-        pretty_name=p.benchmark, license=licence, language=bcp47(p.langs),
-        task_categories=list(p.recipe.card.task_categories), size_categories=[size_category(rows)],
-        tags=["babelbench", p.recipe.name, "wikipedia", "cross-lingual"],
-        configs=[{"config_name": c.name, "data_files": [{"split": c.split, "path": data_file(c.name, c.split)}]}
-                 for c in configurations],
-        dataset_info=[{"config_name": c.name,
-                       **datasets.DatasetInfo(features=features(c))._to_yaml_dict()} for c in configurations])
+        pretty_name=pretty_name, license=licence, language=bcp47(langs), task_categories=list(task_categories),
+        size_categories=[size_category(rows)], tags=list(tags),
+        configs=[{"config_name": name, "data_files": [{"split": c.split, "path": data_file(name, c.split)}
+                                                      for c in splits]} for name, splits in by_name.items()],
+        dataset_info=[{"config_name": name, **datasets.DatasetInfo(features=features(splits[0]))._to_yaml_dict()}
+                      for name, splits in by_name.items()])
 
 
-def citation(p: Provenance, repo: str | None) -> str:
-    """A BibTeX entry for the published benchmark itself."""
-    key = "".join(char if char.isalnum() else "_" for char in p.benchmark)
+def tags(recipe: Recipe) -> list[str]:
+    """The hub tags of a dataset of ``recipe``: babelbench, the recipe's name (which ``import hf`` reads back),
+    Wikipedia, cross-lingual."""
+    return ["babelbench", recipe.name, "wikipedia", "cross-lingual"]
+
+
+def card_data(p: Provenance, configurations: Sequence[Configuration], licence: str) -> DatasetCardData:
+    """The front matter of a benchmark's card."""
+    return front_matter(p.benchmark, licence, p.langs, p.recipe.card.task_categories, tags(p.recipe), configurations)
+
+
+def citation(name: str, title: str, updated: str, repo: str | None) -> str:
+    """A BibTeX entry for a published dataset ``name`` of the recipe titled ``title``, last written on ``updated``."""
+    key = "".join(char if char.isalnum() else "_" for char in name)
     where = f"https://huggingface.co/datasets/{repo}" if repo else "a dataset published with babelbench"
-    return (f"@misc{{{key}_{p.updated[:4]},\n  title        = {{{p.benchmark}: a {p.recipe.card.title} benchmark built"
-            f" with babelbench}},\n  year         = {{{p.updated[:4]}}},\n  howpublished = {{{where}}},\n"
-            f"  note         = {{Benchmark last written on {p.updated}}}\n}}")
+    return (f"@misc{{{key}_{updated[:4]},\n  title        = {{{name}: a {title} benchmark built"
+            f" with babelbench}},\n  year         = {{{updated[:4]}}},\n  howpublished = {{{where}}},\n"
+            f"  note         = {{Benchmark last written on {updated}}}\n}}")
 
 
 def render_card(p: Provenance, configurations: Sequence[Configuration], repo: str | None) -> str:
@@ -93,7 +109,8 @@ def render_card(p: Provenance, configurations: Sequence[Configuration], repo: st
         document_fields=[(f.name, {**DOCUMENT_FIELDS, **p.recipe.card.fields}.get(f.name, "(not described by its"
                                                                                           " recipe)"))
                          for f in documents] if documents is not None else [],
-        source_fields=sorted(SOURCE_FIELDS.items()), citation=citation(p, repo),
+        source_fields=sorted(SOURCE_FIELDS.items()),
+        citation=citation(p.benchmark, p.recipe.card.title, p.updated, repo),
         recipe_citation=p.recipe.card.citation, source_licence=p.imported.get("licence"),
         source_citation=p.imported.get("citation"), rate=_rate, number=_number)
     return str(card)

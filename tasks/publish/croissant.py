@@ -1,11 +1,12 @@
 """``croissant.json``: the folder as Croissant 1.0 metadata with its Responsible-AI fields, built with mlcroissant.
 
-Each Parquet file is a ``FileObject`` (with its sha256); each configuration a ``RecordSet`` whose fields extract
-the file's columns (a list of structs as a repeated field with one sub-field per key), each described as the card
-describes it.  The RAI fields say how the data was collected (the dumps), how it was annotated (which models
-wrote what, and the share people reviewed), its known biases and limitations, and that it holds no personal
-information beyond what public Wikipedia articles say.  mlcroissant validates the metadata it builds: a problem is
-an error here, not in a reader's hands.
+Each Parquet file is a ``FileObject`` (with its sha256); each configuration's split a ``RecordSet``
+(``<configuration>/<split>``) whose fields extract the file's columns (a list of structs as a repeated field with
+one sub-field per key, a list of values as a repeated field), each described as the card describes it
+(:func:`write_metadata`, which any published folder uses).  For a benchmark the RAI fields say how the data was
+collected (the dumps), how it was annotated (which models wrote what, and the share people reviewed), its known
+biases and limitations, and that it holds no personal information beyond what public Wikipedia articles say.
+mlcroissant validates the metadata it builds: a problem is an error here, not in a reader's hands.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import mlcroissant as mlc
 import pyarrow as pa
 
 from tasks.errors import BabelbenchError
+from tasks.publish.card import tags
 from tasks.publish.layout import CROISSANT, DOCUMENT_FIELDS, LICENCE_URL, SOURCE_FIELDS, SOURCES, data_file
 from tasks.publish.provenance import Provenance
 from tasks.publish.rows import Configuration
@@ -39,7 +41,8 @@ def _data_type(kind: pa.DataType, where: str) -> Any:
 
 
 def _field(record_set: str, file_object: str, column: pa.Field, meaning: str, keys: Mapping[str, str]) -> mlc.Field:
-    """A record set's field extracting ``column``; a list of structs is repeated, with one sub-field per key."""
+    """A record set's field extracting ``column``; a list of structs is repeated, with one sub-field per key, and a
+    list of values is repeated."""
     where = f"{record_set}/{column.name}"
     source = mlc.Source(file_object=file_object, extract=mlc.Extract(column=column.name))
     kind = column.type
@@ -50,6 +53,9 @@ def _field(record_set: str, file_object: str, column: pa.Field, meaning: str, ke
             source=mlc.Source(file_object=file_object, extract=mlc.Extract(column=column.name),
                               transforms=[mlc.Transform(json_path=key.name)])) for key in kind.value_type]
         return mlc.Field(id=where, name=column.name, description=meaning, repeated=True, sub_fields=sub_fields)
+    if pa.types.is_list(kind):
+        return mlc.Field(id=where, name=column.name, description=meaning, repeated=True,
+                         data_types=[_data_type(kind.value_type, where)], source=source)
     return mlc.Field(id=where, name=column.name, description=meaning, data_types=[_data_type(kind, where)],
                      source=source)
 
@@ -90,29 +96,47 @@ def rai(p: Provenance) -> dict[str, Any]:
     }
 
 
-def write_croissant(folder: Path, p: Provenance, configurations: Sequence[Configuration], fields: Mapping[str, str],
-                    description: str, citation: str, licence_url: str | None, repo: str | None) -> mlc.Metadata:
-    """Build, validate and write ``croissant.json`` for the Parquet files already in ``folder``; returns it."""
+def write_metadata(folder: Path, name: str, *, description: str, citation: str, licence_url: str,
+                   repo: str | None, published: str, langs: Sequence[str], keywords: Sequence[str],
+                   configurations: Sequence[Configuration], fields: Callable[[Configuration], Mapping[str, str]],
+                   keys: Mapping[str, Mapping[str, str]], records: Callable[[Configuration], str],
+                   rai: Mapping[str, Any]) -> mlc.Metadata:
+    """Build, validate and write ``croissant.json`` for the Parquet files already in ``folder``; returns it.
+
+    ``fields(c)``: what each column of configuration ``c`` means; ``keys``: per list-of-structs column, what each
+    key means; ``records(c)``: what one record of ``c`` is; ``published``: the day it was last written
+    (YYYY-MM-DD); ``rai``: the Responsible-AI properties (mlcroissant's names).
+    """
     distribution, record_sets = [], []
-    documents = {**DOCUMENT_FIELDS, **p.recipe.card.fields}
     for c in configurations:
         path = data_file(c.name, c.split)
-        file_object = f"{c.name}/{c.split}.parquet"
+        file_object, record_set = f"{c.name}/{c.split}.parquet", f"{c.name}/{c.split}"
         distribution.append(mlc.FileObject(id=file_object, name=file_object, content_url=path,
                                            encoding_formats=[PARQUET], sha256=_sha256(folder / path)))
+        meanings = fields(c)
         record_sets.append(mlc.RecordSet(
-            id=c.name, name=c.name, description=f"Configuration {c.name}, split {c.split}: one record per instance.",
-            fields=[_field(c.name, file_object, column, fields.get(column.name, "(not described by its recipe)"),
-                           SOURCE_FIELDS if column.name == SOURCES else documents) for column in c.table.schema]))
+            id=record_set, name=record_set, description=f"Configuration {c.name}, split {c.split}: {records(c)}",
+            fields=[_field(record_set, file_object, column, meanings.get(column.name, "(not described by its recipe)"),
+                           keys.get(column.name, {})) for column in c.table.schema]))
     metadata = mlc.Metadata(
-        name=p.benchmark, description=description, conforms_to=CONFORMS_TO, cite_as=citation,
-        license=[licence_url or LICENCE_URL], url=f"https://huggingface.co/datasets/{repo}" if repo else None,
-        date_published=datetime.datetime.strptime(p.updated, "%Y-%m-%d"), in_language=sorted(p.langs),
-        keywords=["babelbench", p.recipe.name, "wikipedia", "cross-lingual"], distribution=distribution,
-        record_sets=record_sets, **rai(p))
+        name=name, description=description, conforms_to=CONFORMS_TO, cite_as=citation, license=[licence_url],
+        url=f"https://huggingface.co/datasets/{repo}" if repo else None,
+        date_published=datetime.datetime.strptime(published, "%Y-%m-%d"), in_language=sorted(langs),
+        keywords=list(keywords), distribution=distribution, record_sets=record_sets, **rai)
     problems = metadata.issues.errors
     if problems:
         raise BabelbenchError(f"{folder}: the Croissant metadata does not validate: {'; '.join(sorted(problems))}")
     text = json.dumps(metadata.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"
     (folder / CROISSANT).write_text(text, encoding="utf-8")
     return metadata
+
+
+def write_croissant(folder: Path, p: Provenance, configurations: Sequence[Configuration], fields: Mapping[str, str],
+                    citation: str, licence_url: str | None, repo: str | None) -> mlc.Metadata:
+    """A benchmark's ``croissant.json`` (one record per instance; ``fields``: what each column means)."""
+    return write_metadata(
+        folder, p.benchmark, description=p.recipe.card.summary, citation=citation,
+        licence_url=licence_url or LICENCE_URL, repo=repo, published=p.updated, langs=p.langs,
+        keywords=tags(p.recipe), configurations=configurations, fields=lambda _: fields,
+        keys={SOURCES: SOURCE_FIELDS, "documents": {**DOCUMENT_FIELDS, **p.recipe.card.fields}},
+        records=lambda _: "one record per instance.", rai=rai(p))

@@ -22,13 +22,14 @@ from tasks.warehouse.db import Warehouse
 WIKIPEDIA_URL = re.compile(r"^https?://([a-z][a-z0-9-]*)\.(?:m\.)?wikipedia\.org/wiki/([^?#]+)")
 #: what MediaWiki leaves unescaped in an article's URL
 URL_SAFE = ":/(),!*'"
+#: each dump file's wiki and date by its name and language, to join a document's ``source`` (its file's name) to
+DUMPS = "(SELECT name, lang, any_value(wiki) AS wiki, max(dump_date) AS dump_date FROM dumps GROUP BY ALL)"
 #: the current articles with the dump each was read from (a source file's name is its dump's)
-_ARTICLES = """
+_ARTICLES = f"""
 SELECT d.lang, d.page_id, d.title, d.revision_id, f.wiki, f.dump_date
 FROM documents AS d
-LEFT JOIN (SELECT name, lang, any_value(wiki) AS wiki, max(dump_date) AS dump_date FROM dumps GROUP BY ALL) AS f
-       ON f.name = d.source AND f.lang = d.lang
-WHERE d.namespace = 0 AND NOT d.is_redirect AND d.lang || '|' || {key} IN (SELECT unnest(?::VARCHAR[]))
+LEFT JOIN {DUMPS} AS f ON f.name = d.source AND f.lang = d.lang
+WHERE d.namespace = 0 AND NOT d.is_redirect AND d.lang || '|' || {{key}} IN (SELECT unnest(?::VARCHAR[]))
 """
 
 

@@ -8,7 +8,7 @@ sampling and templates (the question alone, or with the documents shown), no
 stages (an imported benchmark), items translated by question and answer into
 every language, one instance per item in its own language, showing its
 documents, and a published dataset with one configuration per setting and
-language.  Scoring is a function (``scorer``, and ``question_shares`` for the
+language (no other kind of dataset to publish).  Scoring is a function (``scorer``, and ``question_shares`` for the
 cutoff split) rather than a method to override, since most recipes have one
 ready; a recipe scored another way says how (``scored_elsewhere``).
 """
@@ -28,7 +28,7 @@ from tasks.instances.build import Sources
 from tasks.metrics.leaderboard import ScoringConfig
 from tasks.metrics.score import Score
 from tasks.metrics.windows import Question
-from tasks.recipe import BuildRun, Card, Cells, InstancesRun, Sampling
+from tasks.recipe import BuildRun, Card, Cells, InstancesRun, Publication, Sampling
 from tasks.stage import Stage
 from tasks.warehouse.db import Warehouse
 
@@ -67,6 +67,7 @@ class BaseRecipe:
     #: how a recipe without a scorer is evaluated, for the error a scoring run meets
     scored_elsewhere: str = "its recipe has no scorer"
     config_by: tuple[str, ...] = ("setting", "lang")
+    publication: Publication | None = None
 
     def template(self, setting: str, has_documents: bool) -> str:
         return self.own_template or (WITH_DOCUMENTS if has_documents else CLOSED_BOOK)

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import datasets
-import mlcroissant as mlc
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -21,12 +20,13 @@ import yaml
 from flows.evaluate import EvaluateParams, evaluate_flow
 from tasks.errors import ConfigError
 from tasks.imports.common import import_dataset, write_benchmark
-from tasks.publish import publish_benchmark, push_folder
+from tasks.publish import publish, push_folder
 from tasks.publish.rows import instance_rows
 from tasks.recipe import recipe
 from tasks.sample.xrag_sample import write_xrag_sample
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.records import InstanceRecord, ItemRecord
+from tests.support.published_folders import assert_records_equal_rows, assert_same_bytes, changed_copy
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 NAME = "xrag-sample"
@@ -42,7 +42,7 @@ def published(sample_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         import_dataset(wh, "xrag", write_xrag_sample(home / "xrag-sample.jsonl"), NAME, None)
     evaluate_flow(EvaluateParams(benchmark=NAME, models=SYSTEMS, judges=["reference-judge"], home=str(home)))
     with Warehouse(home) as wh:
-        folder = publish_benchmark(wh, NAME, home.parent / "out").folder
+        folder = publish(wh, NAME, home.parent / "out").folder
     yield home, folder
 
 
@@ -72,27 +72,13 @@ def test_every_configuration_loads_with_datasets_with_the_documented_features(pu
 
 def test_the_croissant_file_validates_and_its_records_equal_the_parquet_rows(published: tuple[Path, Path]) -> None:
     _, folder = published
-    document = json.loads((folder / "croissant.json").read_text(encoding="utf-8"))
+    document = assert_records_equal_rows(folder)
     for field in ("rai:dataCollection", "rai:dataAnnotationProtocol", "rai:dataBiases",
                   "rai:personalSensitiveInformation"):
         assert document[field], field
     assert "http://mlcommons.org/croissant/RAI/1.0" in document["conformsTo"]
-    dataset = mlc.Dataset(jsonld=folder / "croissant.json")  # validates, or raises
-    for record_set in document["recordSet"]:
-        name = record_set["@id"]
-        rows = pq.read_table(folder / "data" / name / "test-00000-of-00001.parquet").to_pylist()
-        records = [_plain(record, f"{name}/") for record in dataset.records(record_set=name)]
-        assert len(records) == len(rows) > 0
-        assert records == rows
-
-
-def _plain(value: object, prefix: str) -> object:
-    """A Croissant record as a plain row: bytes decoded, field ids stripped to their names."""
-    if isinstance(value, dict):
-        return {key.removeprefix(prefix).rsplit("/", 1)[-1]: _plain(member, prefix) for key, member in value.items()}
-    if isinstance(value, list):
-        return [_plain(member, prefix) for member in value]
-    return value.decode("utf-8") if isinstance(value, bytes) else value
+    assert sorted(record_set["@id"] for record_set in document["recordSet"]) == \
+           ["multilingual_retrieval-de/test", "multilingual_retrieval-fr/test"]
 
 
 def test_the_card_states_dumps_leaderboard_licence_and_citations(published: tuple[Path, Path]) -> None:
@@ -114,12 +100,8 @@ def test_the_card_states_dumps_leaderboard_licence_and_citations(published: tupl
 def test_a_rerun_over_the_same_warehouse_writes_the_same_bytes(published: tuple[Path, Path], tmp_path: Path) -> None:
     home, folder = published
     with Warehouse(home) as wh:
-        again = publish_benchmark(wh, NAME, tmp_path).folder
-    files = sorted(path.relative_to(folder) for path in folder.rglob("*") if path.is_file())
-    assert files == sorted(path.relative_to(again) for path in again.rglob("*") if path.is_file())
-    assert len(files) == 4  # card, Croissant, one Parquet file per language
-    for name in files:
-        assert (folder / name).read_bytes() == (again / name).read_bytes(), name
+        again = publish(wh, NAME, tmp_path).folder
+    assert len(assert_same_bytes(folder, again)) == 4  # card, Croissant, one Parquet file per language
 
 
 def test_every_source_names_its_article_revision_and_dump(published: tuple[Path, Path]) -> None:
@@ -146,7 +128,7 @@ def test_import_hf_into_a_fresh_home_gives_the_same_instances_and_keeps_licence_
     with Warehouse(tmp_path / "fresh") as wh:
         import_dataset(wh, "hf", folder, None, None)
         after = {row["instance_id"]: row for row in instance_rows(wh, NAME)}
-        republished = publish_benchmark(wh, NAME, tmp_path / "again").folder
+        republished = publish(wh, NAME, tmp_path / "again").folder
     assert set(after) == set(before) and len(after) == 68
     for key, row in before.items():
         for column in ("item_id", "setting", "lang", "question", "answer", "source_lang", "qtype", "seed"):
@@ -166,12 +148,8 @@ def test_import_hf_into_a_fresh_home_gives_the_same_instances_and_keeps_licence_
 def test_a_row_changed_since_publishing_is_refused_naming_it(published: tuple[Path, Path], tmp_path: Path) -> None:
     _, folder = published
     copy = tmp_path / NAME
-    shutil.copytree(folder, copy)
-    path = copy / "data" / "multilingual_retrieval-fr" / "test-00000-of-00001.parquet"
-    table = pq.read_table(path)
-    answers = table.column("answer").to_pylist()
-    answers[2] = "Something else."
-    pq.write_table(table.set_column(table.schema.get_field_index("answer"), "answer", [answers]), path)
+    table = changed_copy(folder, copy, "data/multilingual_retrieval-fr/test-00000-of-00001.parquet", "answer",
+                         lambda answers: [*answers[:2], "Something else.", *answers[3:]])
     instance = table.column("instance_id")[2].as_py()
     with Warehouse(tmp_path / "fresh") as wh:
         with pytest.raises(ConfigError, match=rf"test-00000-of-00001.parquet row 3 \(instance {instance}\): the content"):
@@ -193,7 +171,7 @@ def test_a_built_benchmark_names_its_models_and_the_languages_it_lost(home: Path
             cur.execute("INSERT INTO translations (benchmark, item_id, field, src_lang, tgt_lang, source_text, gate, status,"
                         " reason, translator, fingerprint) VALUES ('built', 'q1', 'question', 'de', 'ja', 'Wie lang?',"
                         " 'fail', 'ok', 'chrF too low', 'local', 'fp')")
-        folder = publish_benchmark(wh, "built", tmp_path).folder
+        folder = publish(wh, "built", tmp_path).folder
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "| local | translated, wrote questions | llamacpp |" in card
     assert "Gemma Terms of Use" in card
@@ -205,7 +183,7 @@ def test_a_built_benchmark_names_its_models_and_the_languages_it_lost(home: Path
 def test_a_benchmark_without_instances_or_unknown_is_an_error(home: Path, tmp_path: Path) -> None:
     home.mkdir(parents=True)
     with Warehouse(home) as wh, pytest.raises(ConfigError, match="'nothing' has no instances to publish"):
-        publish_benchmark(wh, "nothing", tmp_path)
+        publish(wh, "nothing", tmp_path)
     assert not (tmp_path / "nothing").exists()
 
 
