@@ -46,7 +46,7 @@ from tasks.warehouse import WAREHOUSE_ENV, parse_location  # noqa: E402
 from tasks.text import OVERRIDES_ENV, reload_rules
 
 #: The order a user runs the commands in; ``--help`` lists them so.
-WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "models", "eval", "features", "arena", "leaderboard", "judges", "report", "rerun", "backfill", "score", "sql", "warehouse", "server", "demo")
+WORKFLOW = ("corpus", "clir", "qa", "translate", "instances", "review", "import", "models", "eval", "features", "arena", "leaderboard", "judges", "report", "publish", "rerun", "backfill", "score", "sql", "warehouse", "server", "demo")
 
 
 class _WorkflowOrder(TyperGroup):
@@ -226,6 +226,25 @@ def clir_export(
     typer.echo(f"wrote {len(written)} files under {out / name}")
     if problems:
         fail(BabelbenchError("export does not validate: " + "; ".join(problems[:5])))
+
+
+@app.command("publish")
+def publish(
+    benchmark: Annotated[str, typer.Argument(help="The benchmark or CLIR collection to publish (built or imported).")],
+    out: Annotated[Path, typer.Option(help="Folder to write it under: <OUT>/<BENCHMARK>, replaced whole.")],
+    push: Annotated[Optional[str], typer.Option(
+        help="Also upload it to this Hugging Face dataset repository (owner/name); needs HF_TOKEN or `hf auth login`.")]
+        = None,
+) -> None:
+    """A Hugging Face dataset folder: Parquet per configuration and split, a dataset card written from the warehouse
+    (README.md) and Croissant metadata (croissant.json); each source article named for attribution. A CLIR
+    collection: its documents and queries per language, its qrels per direction and split, the card with the label
+    distribution and the Jenks breaks."""
+    from flows.publish import PublishParams, publish_flow
+
+    run_flow(publish_flow, lambda: PublishParams(benchmark=benchmark, out=str(out), repo=push,
+                                                 home=os.environ[HOME_ENV]),
+             results=lambda params: typer.echo(f"published: {out.expanduser().resolve() / benchmark}"))
 
 
 @app.command("sql")

@@ -12,6 +12,7 @@ from flows.corpus import CorpusParams, corpus_flow
 from flows.demo_qa import (
     JUDGE,
     LIVE_BENCHMARK,
+    PUBLISHED,
     LIVE_WINDOW,
     LIVE_XRAG,
     LOCAL_CUTOFF,
@@ -161,6 +162,8 @@ Where to look:
   leaderboard {bb} leaderboard --benchmark {XRAG_SAMPLE}
               {bb} leaderboard --benchmark xrag-live   (the live family's months pooled)
   report      {home / 'report.html'}  (self-contained HTML: ratings, intervals, heatmap, judge consistency, metrics)
+  published   {home / PUBLISHED / XRAG_SAMPLE}  ({XRAG_SAMPLE} as a Hugging Face dataset: Parquet, README.md card, croissant.json;
+              `{bb} import hf --source {home / PUBLISHED / XRAG_SAMPLE}` reads it into another home)
   MLflow UI   {console_script('mlflow')} ui --backend-store-uri {tracking_uri(home)}   (then http://127.0.0.1:5000)
   Prefect UI  make serve   (then http://127.0.0.1:4200 — flow runs corpus, clir-build, clir-eval, qa-build, translate, instances, evaluate, arena, report)
   sample      {mirror.root}  (a dumps.wikimedia.org-style mirror: CirrusSearch, XML multistream, page_props, Wikidata)

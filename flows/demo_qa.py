@@ -25,6 +25,7 @@ from pathlib import Path
 
 from flows.arena import ArenaParams, arena_flow
 from flows.evaluate import EvaluateParams, evaluate_flow
+from flows.publish import PublishParams, publish_flow
 from flows.qa import InstancesParams, QaBuildParams, TranslateParams, instances_flow, qa_build_flow, translate_flow
 from flows.report import ReportParams, report_flow
 from tasks.arena import ArenaConfig
@@ -42,8 +43,10 @@ SYSTEMS = [GENERATOR, "abstain", "extractive", "oracle"]
 #: model is the only other judge, and a 270M base model's verdicts are noise).  Not a judge to trust.
 JUDGE = "reference-judge"
 MKQA_SAMPLE = Path(__file__).resolve().parents[1] / "tasks" / "sample" / "mkqa_sample.jsonl"
-#: The bundled XRAG-format sample, imported under this name; the arena and the report are about it.
+#: The bundled XRAG-format sample, imported under this name; the arena and the report are about it, and it is
+#: published (a Hugging Face dataset folder) under the home's PUBLISHED folder.
 XRAG_SAMPLE = "xrag-sample"
+PUBLISHED = "published"
 # ECLEKTIC: every sample language; the items are translated into English only (each translation is two calls).
 ECLEKTIC_TARGETS = ["en"]
 # XRAG: English pivot with German; three pairs per kind and one question type.  Built over the whole later dump,
@@ -67,7 +70,7 @@ LOCAL_CUTOFF = f"{EARLIER_DATE[:4]}-{EARLIER_DATE[4:6]}-{EARLIER_DATE[6:]}"
 def run_qa_demo(home: Path, langs: list[str]) -> list[dict]:
     """Build, translate and assemble the benchmarks and their live months; evaluate the local model and the three
     baselines on them and on the bundled XRAG- and MKQA-format samples, judged by the reference judge; run an
-    arena on the XRAG sample and write its report.
+    arena on the XRAG sample, write its report and publish it.
 
     The pre-screen is advisory (``qc_policy: human``).
     """
@@ -83,6 +86,7 @@ def run_qa_demo(home: Path, langs: list[str]) -> list[dict]:
     rows += arena_flow(ArenaParams(benchmark=XRAG_SAMPLE, models=SYSTEMS, judge=JUDGE, arena=every_question,
                                    bootstrap=200, home=str(home)))
     report_flow(ReportParams(benchmark=XRAG_SAMPLE, out=str(home / "report.html"), home=str(home)))
+    publish_flow(PublishParams(benchmark=XRAG_SAMPLE, out=str(home / PUBLISHED), home=str(home)))
     return rows
 
 

@@ -69,15 +69,26 @@ def import_miracl(
     _run("miracl", source, name, langs, force, split=split)
 
 
-@import_app.command("clirmatrix")
-def import_clirmatrix(
-    source: Annotated[Path, typer.Option(help="A collection directory in CLIRMatrix's layout, as `clir export` writes"
-                                              " it: <q>.<d>.<split>.jsonl files and docs/<lang>.tsv.")],
-    name: Annotated[Optional[str], typer.Option(help="Collection name (default: the directory's).")] = None,
-    langs: Langs = None, force: Force = False,
-) -> None:
-    """A CLIR collection (documents, index, qrels) that `clir eval` evaluates like a built one."""
-    _run("clirmatrix", source, name, langs, force)
+def _folder_command(dataset: str, source_help: str, name_help: str, doc: str) -> None:
+    """Register ``import <dataset>``: one published folder in, named after the folder unless a name is given."""
+
+    def command(source: Annotated[Path, typer.Option(help=source_help)],
+                name: Annotated[Optional[str], typer.Option(help=name_help)] = None,
+                langs: Langs = None, force: Force = False) -> None:
+        _run(dataset, source, name, langs, force)
+
+    command.__doc__ = doc
+    import_app.command(dataset)(command)
+
+
+_folder_command("clirmatrix", "A collection directory in CLIRMatrix's layout, as `clir export` writes it:"
+                " <q>.<d>.<split>.jsonl files and docs/<lang>.tsv.", "Collection name (default: the directory's).",
+                "A CLIR collection (documents, index, qrels) that `clir eval` evaluates like a built one.")
+_folder_command("hf", "A folder `babelbench publish` wrote (or downloaded from the hub): README.md with its configs,"
+                " and their Parquet files.", "Benchmark or collection name (default: the folder's).",
+                "A published benchmark folder, each instance checked against its content hash, with its sources,"
+                " licence and citation: evaluate it like a built one. A published CLIR collection, each file checked"
+                " against its sha256 in croissant.json: `clir eval` evaluates it like a built one.")
 
 
 @import_app.command("responses")

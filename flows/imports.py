@@ -26,10 +26,10 @@ class ImportParams(BaseModel):
     dataset: Dataset = Field(description="The published layout of the source: mkqa (mkqa.jsonl.gz), eclektic"
                                          " (eclektic_main.jsonl), xrag (xrag.dev/test.jsonl), miracl (a directory of"
                                          " topics, qrels and corpus files: a MIRAGE benchmark) or clirmatrix (a"
-                                         " collection directory, as `clir export` writes it).")
+                                         " collection directory, as `clir export` writes it) or hf (a folder `babelbench publish` wrote).")
     source: str = Field(description="Path of the published file or directory, as the machine running the flow sees it.")
     name: str | None = Field(None, description="Benchmark (or collection) name; default: the dataset's (mkqa,"
-                                               " eclektic, xrag; mirage for miracl), the directory's for clirmatrix.")
+                                               " eclektic, xrag; mirage for miracl), the directory's for clirmatrix and hf.")
     langs: list[str] | None = Field(None, description="Languages to keep; all the source has if empty.")
     split: str = Field("dev", description="miracl only: the topics/qrels split to read (MIRAGE uses dev).")
     options: dict[str, Any] = Field(default_factory=dict, description="Options of the dataset's layout (an installed"

@@ -117,6 +117,8 @@ def models_add(
     timeout: Annotated[Optional[float], typer.Option(help="Seconds to wait for one answer before retrying.")] = None,
     knowledge_cutoff: Annotated[Optional[str], typer.Option(
         help="Last month (YYYY-MM) or day (YYYY-MM-DD) of the training data; unknown when not given.")] = None,
+    terms: Annotated[Optional[str], typer.Option(
+        help="Licence or terms of use of what the model writes (a name and URL), for published cards.")] = None,
 ) -> None:
     """Add a model to the registry and announce it (Prefect event babelbench.model.added) to the Prefect API in use:
     PREFECT_API_URL's, or the local one while it runs; with neither, the next command that runs a flow announces it."""
@@ -126,7 +128,7 @@ def models_add(
     given = {"name": name, "backend": backend, "model": model, "base_url": base_url, "api_key_env": api_key_env,
              "api_key_secret": api_key_secret, "mode": mode, "max_concurrency": max_concurrency, "rpm": rpm,
              "tpm": tpm, "price_in": price_in, "price_out": price_out, "timeout": timeout,
-             "knowledge_cutoff": knowledge_cutoff}
+             "knowledge_cutoff": knowledge_cutoff, "terms": terms}
     try:
         api = running_api()
         target, changes = add_model({key: value for key, value in given.items() if value is not None}, _home())
@@ -150,13 +152,15 @@ def models_edit(
     price_in: Annotated[Optional[float], typer.Option(help="USD per million input tokens.")] = None,
     price_out: Annotated[Optional[float], typer.Option(help="USD per million output tokens.")] = None,
     timeout: Annotated[Optional[float], typer.Option(help="Seconds to wait for one answer before retrying.")] = None,
+    terms: Annotated[Optional[str], typer.Option(
+        help="Licence or terms of use of what the model writes (a name and URL), for published cards.")] = None,
 ) -> None:
     """Change fields of a model's registry entry and announce it (Prefect event babelbench.model.updated)."""
     from tasks.llm import edit_model
     from tasks.prefect_api import running_api
 
     given = {"model": model, "base_url": base_url, "mode": mode, "max_concurrency": max_concurrency, "rpm": rpm, "tpm": tpm, "price_in": price_in,
-             "price_out": price_out, "timeout": timeout, "knowledge_cutoff": knowledge_cutoff}
+             "price_out": price_out, "timeout": timeout, "knowledge_cutoff": knowledge_cutoff, "terms": terms}
     changes = {key: value for key, value in given.items() if value is not None}
     if knowledge_cutoff == "unknown":
         changes["knowledge_cutoff"] = None

@@ -20,13 +20,15 @@ implements recipes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
 
 from tasks.plugins import Kind, register_lazy
-from tasks.stage import Stage, StageRef
+from tasks.stage import Stage, StageOutput, StageRef
 
 if TYPE_CHECKING:
     from prefect.futures import PrefectFuture
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from tasks.metrics.leaderboard import ScoringConfig
     from tasks.metrics.score import Score
     from tasks.metrics.windows import Question
+    from tasks.publish.rows import Configuration
     from tasks.warehouse.db import Warehouse
 
 #: (cell → {stage → future}) of the cells a recipe submits, and the futures the next core stage reads (the pre-screen
@@ -56,12 +59,31 @@ class Sampling:
 @dataclass(frozen=True)
 class Card:
     """What a published benchmark's card says of its recipe: a title, what it measures, how to cite its seed paper,
-    and the task categories of the Hugging Face hub."""
+    the task categories of the Hugging Face hub, and what its own fields mean (the keys of its ``extra`` and of its
+    documents, beside the core's: ``babelbench publish`` describes every field of the folder it writes)."""
 
     title: str
     summary: str
     citation: str
     task_categories: tuple[str, ...]
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Publication:
+    """How a recipe publishes what it holds other than a benchmark of instances (CLIRMatrix: a collection of
+    queries, documents and qrels) as a dataset folder, and reads such a folder back.
+
+    ``holds(wh, name)``: whether the warehouse holds one of its own by that name.  ``write(wh, name, folder,
+    repo)``: write its Parquet files, card and Croissant metadata into ``folder`` (``repo``: the hub repository it
+    will be pushed to, for the card's links); returns the configurations written and how many of its articles no
+    ingested dump names.  ``read(wh, folder, name, langs, fingerprint)``: import a folder it wrote (``babelbench
+    import hf``).  The core checks the folder (mlcroissant, ``datasets``) and swaps it in.
+    """
+
+    holds: Callable[[Warehouse, str], bool]
+    write: Callable[[Warehouse, str, Path, str | None], tuple[list[Configuration], int]]
+    read: Callable[[Warehouse, Path, str, list[str] | None, str], StageOutput]
 
 
 @dataclass(frozen=True)
@@ -130,6 +152,11 @@ class Recipe(Protocol):
     extra: type[BaseModel] | None
     #: the package holding its prompt templates (``<name>.j2``), or None when it uses the core's only
     templates: str | None
+    #: the instance columns whose values name a configuration of the published dataset (``babelbench publish``):
+    #: ``("setting", "lang")`` gives one configuration per setting and language, ``("setting",)`` one per setting
+    config_by: tuple[str, ...]
+    #: how it publishes what it holds besides benchmarks of instances (``babelbench publish``), or None
+    publication: Publication | None
 
     def template(self, setting: str, has_documents: bool) -> str:
         """The prompt template of an instance in ``setting`` (shown documents or not)."""

@@ -59,6 +59,7 @@ class _Line(msgspec.Struct):
     text: Any = None
     wikibase_item: Any = None
     timestamp: Any = None
+    version: Any = None  # the revision id of the text
     redirect: Any = None
     category: Any = None
     template: Any = None
@@ -107,10 +108,12 @@ def _document_rows(document: _Line, page_id: Any, lang: str, file_name: str, mar
         "is_disambiguation": _is_disambiguation(document, markers),
         "timestamp": document.timestamp,
         "source": file_name,
+        "revision_id": document.version if isinstance(document.version, int) else None,
     }
     redirects = [
         article | {"page_id": None, "title": redirect["title"], "text": "", "qid": None, "is_redirect": True,
-                   "redirect_target": title, "is_disambiguation": False, "timestamp": None}
+                   "redirect_target": title, "is_disambiguation": False, "timestamp": None,
+                   "revision_id": None}
         for redirect in document.redirect or ()
         if isinstance(redirect, dict) and redirect.get("namespace") == MAIN_NAMESPACE and redirect.get("title")
     ]

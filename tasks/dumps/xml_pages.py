@@ -234,6 +234,8 @@ class _PageRows:
             "is_disambiguation": is_disambiguation,
             "timestamp": revision.findtext("timestamp"),
             "source": self.file_name,
+            "revision_id": int(revision_id) if (revision_id := (revision.findtext("id") or "").strip()).isdigit()
+            else None,
         }
 
     def _content(self, wikitext: str, siteinfo: SiteInfo) -> tuple[str, bool]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Hashable, MutableMapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -83,7 +83,7 @@ class DatasetLayout:
 
 #: the built-in layouts, each a module of this package whose ``IMPORTER`` is loaded on first use; another package
 #: adds one with an entry point in the group babelbench.importer
-DATASETS = ("mkqa", "eclektic", "xrag", "miracl", "clirmatrix")
+DATASETS = ("mkqa", "eclektic", "xrag", "miracl", "clirmatrix", "hf")
 IMPORTERS: Kind[Importer] = Kind("importer", Importer, "dataset")
 for _dataset in DATASETS:
     register_lazy(IMPORTERS.name, _dataset, f"tasks.imports.{_dataset}:IMPORTER")
@@ -142,16 +142,19 @@ def source_digest(source: Path) -> str:
 
 
 def write_benchmark(wh: Warehouse, name: str, recipe: str, source: Path, fp: str,
-                    instances: Sequence[InstanceRecord], items: Sequence[ItemRecord] = ()) -> list[str]:
+                    instances: Sequence[InstanceRecord], items: Sequence[ItemRecord] = (),
+                    terms: Mapping[str, str] | None = None) -> list[str]:
     """Replace benchmark ``name`` by these instances (and items, for recipes whose metrics read them — XRAG's
     question types, ECLEKTIC's source context), written by column name in one transaction; return its languages.
     The recipe must be registered (:mod:`tasks.recipe`).
 
     The benchmark's languages are those its instances are in, never merely those chosen: a chosen language the
     source gave no instance in is no language of the benchmark (an evaluation would look for it in vain).
+    ``terms``: the source dataset's licence and citation, kept in the benchmark's config for the card a publish
+    writes.
     """
     RECIPES.require(recipe)
-    config = json.dumps({"source": str(source), "fingerprint": fp})
+    config = json.dumps({"source": str(source), "fingerprint": fp, **(terms or {})})
     with wh.transaction() as cur:
         cur.execute("DELETE FROM instances WHERE benchmark = ?", [name])
         cur.execute("DELETE FROM qa_items WHERE benchmark = ?", [name])

@@ -64,6 +64,8 @@ class ModelSpec(BaseModel):
     timeout: float = Field(120.0, gt=0, description="Seconds to wait for one answer before retrying.")
     knowledge_cutoff: str | None = Field(None, description="The last month (YYYY-MM) or day (YYYY-MM-DD) of the"
                                          " model's training data; unknown when empty.")
+    terms: str | None = Field(None, description="The licence or terms of use of what the model writes (a name and"
+                              " URL), which a published benchmark's card states for the models that wrote it.")
 
     @field_validator("knowledge_cutoff")
     @classmethod
@@ -141,8 +143,10 @@ class Registry(BaseModel):
 def default_registry() -> Registry:
     """The local demo model and the model-free baselines (``abstain``, ``extractive``, ``oracle`` and the
     ``reference-judge``, see :mod:`tasks.baselines.backend`): all run offline and cost nothing."""
-    local = ModelSpec(name="local", backend="llamacpp", model=PACKAGED_GEMMA, mode="completion", max_concurrency=1)
-    baselines = tuple(ModelSpec(name=name, backend="baseline", model=name, mode="chat", max_concurrency=8)
+    local = ModelSpec(name="local", backend="llamacpp", model=PACKAGED_GEMMA, mode="completion", max_concurrency=1,
+                      terms="Gemma Terms of Use, https://ai.google.dev/gemma/terms")
+    baselines = tuple(ModelSpec(name=name, backend="baseline", model=name, mode="chat", max_concurrency=8,
+                                terms="babelbench's own code (no model): Apache-2.0")
                       for name in ("abstain", "extractive", "oracle", "reference-judge"))
     return Registry(models=(local, *baselines), source=BUILTIN_SOURCE)
 

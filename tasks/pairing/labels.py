@@ -80,6 +80,24 @@ def normalise_batch(scores: np.ndarray, counts: np.ndarray, method: str, names: 
     return np.where(flat, 1.0, (scores - low) / np.where(flat, 1.0, spread))
 
 
+def _sorted_rows(values: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each query's values sorted, as rows of a matrix (fillers after them), with the sort order and which cells
+    hold values."""
+    padded = _padded(values, counts, np.inf)  # fillers sort last in every row
+    order = np.argsort(padded, axis=1, kind="stable")
+    ordered = np.take_along_axis(padded, order, axis=1)
+    valid = np.arange(padded.shape[1]) < counts[:, None]
+    return order, ordered, valid
+
+
+def _jenks(ordered: np.ndarray, counts: np.ndarray, valid: np.ndarray, classes: int) -> dict[int, np.ndarray]:
+    """Row → jenkspy's breaks (the lowest value, then the highest of each class) of every row with at least
+    ``classes`` distinct values: the rows Jenks applies to."""
+    changes = (ordered[:, 1:] != ordered[:, :-1]) & valid[:, 1:]
+    rows = np.flatnonzero(changes.sum(axis=1) + (counts > 0) >= classes)
+    return {row: np.asarray(jenks._jenks_breaks(ordered[row, :counts[row]], classes)) for row in rows.tolist()}
+
+
 def _class_ranks(values: np.ndarray, counts: np.ndarray, classes: int) -> np.ndarray:
     """Per hit, 0 when its value is in its query's top class, 1 for the next class down, ... .
 
@@ -96,15 +114,10 @@ def _class_ranks(values: np.ndarray, counts: np.ndarray, classes: int) -> np.nda
     """
     if not len(values):
         return np.zeros(0, dtype=np.int64)
-    padded = _padded(values, counts, np.inf)  # fillers sort last in every row
-    order = np.argsort(padded, axis=1, kind="stable")
-    ordered = np.take_along_axis(padded, order, axis=1)
-    valid = np.arange(padded.shape[1]) < counts[:, None]
-    changes = (ordered[:, 1:] != ordered[:, :-1]) & valid[:, 1:]
-    jenks_rows = np.flatnonzero(changes.sum(axis=1) + (counts > 0) >= classes)
-    inner = np.empty((len(jenks_rows), classes - 1))
-    for slot, row in enumerate(jenks_rows.tolist()):
-        inner[slot] = jenks._jenks_breaks(ordered[row, :counts[row]], classes)[1:-1]
+    order, ordered, valid = _sorted_rows(values, counts)
+    breaks = _jenks(ordered, counts, valid, classes)
+    jenks_rows = np.fromiter(breaks, dtype=np.int64, count=len(breaks))
+    inner = np.array([breaks[row][1:-1] for row in jenks_rows.tolist()]).reshape(len(jenks_rows), classes - 1)
     keys = ordered.copy()  # a value's class key: its class index under Jenks, else the value itself
     keys[jenks_rows] = (inner[:, None, :] < ordered[jenks_rows][:, :, None]).sum(axis=2)
     new_class = np.zeros_like(valid)
@@ -116,6 +129,40 @@ def _class_ranks(values: np.ndarray, counts: np.ndarray, classes: int) -> np.nda
     return ranks[valid]
 
 
+def class_bounds(values: np.ndarray, counts: np.ndarray, classes: int) -> list[list[float]]:
+    """Per query, the bounds of the classes :func:`_class_ranks` puts its values in: the lowest value, then the
+    highest value of each class from the lowest class up.
+
+    Where Jenks applies these are jenkspy's breaks (each break is the highest value of the class below it);
+    where it does not, each distinct value is a class and is its own bound.  A query without values has none.
+    """
+    if not len(values):
+        return [[] for _ in counts]
+    _, ordered, valid = _sorted_rows(values, counts)
+    breaks = _jenks(ordered, counts, valid, classes)
+    bounds = []
+    for row, count in enumerate(counts.tolist()):
+        if row in breaks:
+            bounds.append(breaks[row].tolist())
+        else:
+            distinct = np.unique(ordered[row, :count]).tolist()
+            bounds.append(distinct[:1] + distinct)
+    return bounds
+
+
+def _jenks_input(scores: np.ndarray, counts: np.ndarray, is_self: np.ndarray, config: ClirConfig,
+                 names: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which hits enter normalisation and Jenks (all, or all but the own article), their normalised scores and how
+    many there are per query."""
+    query = _query_of_hit(counts)
+    own = np.bincount(query[is_self], minlength=len(counts))
+    if (own > 1).any():
+        raise ValueError(f"{_where(names[int(np.argmax(own > 1))])}more than one hit is flagged as the query's own article")
+    ranked = np.ones_like(is_self) if config.self_in_jenks else ~is_self
+    ranked_counts = np.bincount(query[ranked], minlength=len(counts))
+    return ranked, normalise_batch(scores[ranked], ranked_counts, config.normalisation, names), ranked_counts
+
+
 def label_ranked(scores: np.ndarray, counts: np.ndarray, is_self: np.ndarray, config: ClirConfig,
                  names: Sequence[str | None]) -> np.ndarray:
     """Labels 1-6 (int8) for a batch's hits, aligned with ``scores`` (each query's hits in rank order).
@@ -124,17 +171,19 @@ def label_ranked(scores: np.ndarray, counts: np.ndarray, is_self: np.ndarray, co
     left out of normalisation and Jenks, so its large score does not squeeze the
     other hits into the lower classes. Equal scores always get equal labels.
     """
-    query = _query_of_hit(counts)
-    own = np.bincount(query[is_self], minlength=len(counts))
-    if (own > 1).any():
-        raise ValueError(f"{_where(names[int(np.argmax(own > 1))])}more than one hit is flagged as the query's own article")
-    ranked = np.ones_like(is_self) if config.self_in_jenks else ~is_self
-    ranked_counts = np.bincount(query[ranked], minlength=len(counts))
-    normalised = normalise_batch(scores[ranked], ranked_counts, config.normalisation, names)
+    ranked, normalised, ranked_counts = _jenks_input(scores, counts, is_self, config, names)
     labels = np.full(len(scores), SELF_LABEL, dtype=np.int8)
     labels[ranked] = TOP_CLASS_LABEL - _class_ranks(normalised, ranked_counts, config.classes)
     labels[is_self] = SELF_LABEL
     return labels
+
+
+def label_breaks(scores: np.ndarray, counts: np.ndarray, is_self: np.ndarray, config: ClirConfig,
+                 names: Sequence[str | None]) -> list[list[float]]:
+    """Per query of a batch (given as to :func:`label_ranked`), the bounds of the classes its labels 1-5 come from,
+    over its normalised scores (:func:`class_bounds`): the breaks the labelling used."""
+    _, normalised, ranked_counts = _jenks_input(np.asarray(scores, dtype=np.float64), counts, is_self, config, names)
+    return class_bounds(normalised, ranked_counts, config.classes)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ every member, so a recipe states only what differs — a plugin subclasses it
 score mode (``protocol``), no cutoff split, no abstention answer, the core's
 sampling and templates (the question alone, or with the documents shown), no
 stages (an imported benchmark), items translated by question and answer into
-every language, and one instance per item in its own language, showing its
-documents.  Scoring is a function (``scorer``, and ``question_shares`` for the
+every language, one instance per item in its own language, showing its
+documents, and a published dataset with one configuration per setting and
+language (no other kind of dataset to publish).  Scoring is a function (``scorer``, and ``question_shares`` for the
 cutoff split) rather than a method to override, since most recipes have one
 ready; a recipe scored another way says how (``scored_elsewhere``).
 """
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from tasks.errors import ConfigError
-from tasks.recipe import BuildRun, Card, Cells, InstancesRun, Sampling
+from tasks.recipe import BuildRun, Card, Cells, InstancesRun, Publication, Sampling
 from tasks.stage import Stage
 
 if TYPE_CHECKING:  # a recipe is loaded to list the stages (a rerun, the DAG): what it scores with loads when it scores
@@ -82,6 +83,8 @@ class BaseRecipe:
     question_shares: QuestionShares | None = None
     #: how a recipe without a scorer is evaluated, for the error a scoring run meets
     scored_elsewhere: str = "its recipe has no scorer"
+    config_by: tuple[str, ...] = ("setting", "lang")
+    publication: Publication | None = None
 
     def template(self, setting: str, has_documents: bool) -> str:
         from tasks.inference.prompting import CLOSED_BOOK, WITH_DOCUMENTS

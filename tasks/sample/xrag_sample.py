@@ -9,7 +9,9 @@ per question and non-English language, in XRAG's multilingual-retrieval
 setting: one supporting article in the question's language and one in
 English, with one distractor in each.  The articles are the bodies of
 ``articles/*.yaml`` as plain text, so every answer is in what the model is
-shown and in the corpus the demo builds.
+shown and in the corpus the demo builds; each is given with its URL on the
+sample's wiki (the release's ``urls``), which names it in that corpus when
+the benchmark is published.
 
 Written rather than bundled: the file is derived from the YAML, so a fix to an
 article reaches the questions' documents, and the repository keeps one copy.
@@ -22,6 +24,7 @@ import random
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from urllib.parse import quote
 
 from pydantic import Field
 
@@ -66,15 +69,18 @@ def load_questions(path: Path = QUESTIONS_FILE) -> list[SampleQuestion]:
     return questions
 
 
-def _article_texts(content: SampleContent) -> dict[tuple[str, str], str]:
-    """(English title, language) → the article's plain text, for every topic with an English article."""
-    namespaces = {site.lang: site.namespaces for site in content.wikis}
-    return {(topic.articles["en"].title, lang): clean_wikitext(article.body, namespaces[lang])
-            for topic in content.topics if "en" in topic.articles
-            for lang, article in topic.articles.items()}
+def _article_texts(content: SampleContent) -> dict[tuple[str, str], tuple[str, str]]:
+    """(English title, language) → the article's plain text and its URL on the sample's wiki (the wiki's base
+    URL's folder and the title as MediaWiki writes it), for every topic with an English article."""
+    sites = {site.lang: site for site in content.wikis}
+    return {(topic.articles["en"].title, lang): (
+        clean_wikitext(article.body, sites[lang].namespaces),
+        sites[lang].base.rsplit("/", 1)[0] + "/" + quote(article.title.replace(" ", "_")))
+        for topic in content.topics if "en" in topic.articles
+        for lang, article in topic.articles.items()}
 
 
-def xrag_lines(questions: list[SampleQuestion], texts: Mapping[tuple[str, str], str]) -> list[dict]:
+def xrag_lines(questions: list[SampleQuestion], texts: Mapping[tuple[str, str], tuple[str, str]]) -> list[dict]:
     """One release-format line per question and language of :data:`LANGS` (see the module notes)."""
     lines = []
     for question in questions:
@@ -91,7 +97,8 @@ def xrag_lines(questions: list[SampleQuestion], texts: Mapping[tuple[str, str], 
             lines.append({"id": f"{question.id}-{lang}", "language": lang, "setting": SETTING,
                           "question": asked.question, "answer": asked.answer,
                           "en_question": question.en.question, "en_answer": question.en.answer,
-                          "q_type": question.type, "articles": [texts[key] for key in shown],
+                          "q_type": question.type, "articles": [texts[key][0] for key in shown],
+                          "urls": [texts[key][1] for key in shown],
                           "is_support": [1, 1, 0, 0], "article_order": order})
     return lines
 

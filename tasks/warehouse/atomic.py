@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,3 +44,23 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically."""
     with _atomic(path, "wb") as handle:
         handle.write(data)
+
+
+@contextmanager
+def atomic_folder(target: Path) -> Iterator[Path]:
+    """A fresh staging folder beside ``target`` that replaces it whole when the block ends without error: a reader
+    sees the old folder or the new one, never a mix of two writes (a killed run leaves the old one)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+    previous = target.parent / f".{target.name}.previous"
+    try:
+        yield staging
+        os.chmod(staging, 0o755)  # mkdtemp's 0700 would hide the folder from other readers
+        shutil.rmtree(previous, ignore_errors=True)
+        if target.exists():
+            os.replace(target, previous)
+        os.replace(staging, target)
+        shutil.rmtree(previous, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise

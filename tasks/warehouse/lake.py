@@ -55,6 +55,7 @@ DOCUMENT_SCHEMA = pa.schema(
         ("is_disambiguation", pa.bool_()),
         ("timestamp", pa.string()),  # ISO-8601 of the revision / index time, null when unknown
         ("source", pa.string()),  # file name the row came from
+        ("revision_id", pa.int64()),  # the revision the text is of; null when unknown (shards written before it)
     ]
 )
 

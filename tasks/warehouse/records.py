@@ -64,6 +64,7 @@ class InstanceRecord:
     judge_context: str | None = None
     gold: str | None = None
     extra: str | None = None
+    sources: str | None = None  # where each document's text comes from, as a published folder named it
 
 
 def upsert_benchmark(cur: Any, benchmark: str, recipe: str, langs: list[str], generator: str, config: str) -> None:

@@ -135,7 +135,7 @@ def test_bradley_terry_is_the_registered_rating_method() -> None:
 
 @pytest.mark.parametrize(("look_up", "message"), [
     (lambda: IMPORTERS.get("natural-questions"),
-     "unknown dataset 'natural-questions' (known: clirmatrix, eclektic, miracl, mkqa, xrag)"),
+     "unknown dataset 'natural-questions' (known: clirmatrix, eclektic, hf, miracl, mkqa, xrag)"),
     (lambda: get_backend("lucene"), "unknown index backend 'lucene' (known: elasticsearch, tantivy)"),
     (lambda: make_ranker("colbert:some/model", Placement("cpu", "fp32")), "unknown ranker 'colbert' (known: bm25, dense)"),
     (lambda: RATING_METHODS.get("elo"), "unknown rating method 'elo' (known: bradley-terry)"),

@@ -240,6 +240,7 @@ ON_DEMAND = {  # deployment → (entrypoint, its parameter model, fields the for
     "rerun-stage/rerun-stage": ("flows/rerun.py:rerun_stage_flow", "RerunParams", {"stage", "scope", "langs"}),
     "backfill/backfill": ("flows/backfill.py:backfill_flow", "BackfillParams", {"langs"}),
     "import/import": ("flows/imports.py:import_flow", "ImportParams", {"dataset", "source", "name", "langs", "force"}),
+    "publish/publish": ("flows/publish.py:publish_flow", "PublishParams", {"benchmark", "out", "repo"}),
 }
 
 

@@ -35,6 +35,7 @@ def _row(page_id: int | None, title: str, **overrides: object) -> dict[str, obje
         "lang": "en", "page_id": page_id, "title": title, "text": f"{title} text.", "qid": None, "namespace": 0,
         "is_redirect": False, "redirect_target": None, "is_disambiguation": False,
         "timestamp": "2024-05-01T10:00:00Z", "source": "enwiki-20240501-cirrussearch-content.json.gz",
+        "revision_id": None,
     }
     row.update(overrides)
     return row
@@ -42,7 +43,7 @@ def _row(page_id: int | None, title: str, **overrides: object) -> dict[str, obje
 
 SAMPLE = [
     _action("12"),
-    _doc("Anarchism", wikibase_item="Q6199", category=["Political philosophy"], template=["Template:Infobox"],
+    _doc("Anarchism", wikibase_item="Q6199", version=1186000001, category=["Political philosophy"], template=["Template:Infobox"],
          redirect=[{"namespace": 0, "title": "Anarchist"}, {"namespace": 1, "title": "Talk:Anarchy"}],
          popularity_score=0.001, incoming_links=5000, opening_text="Anarchism is", heading=["History"],
          language="en", create_timestamp="2001-10-11T12:00:00Z"),
@@ -62,7 +63,7 @@ def test_documents_qids_redirects_namespaces_and_disambiguation(tmp_path: Path) 
     rows = list(iter_cirrus_documents(path, "en", on_issue=issues.append))
 
     assert rows == [
-        _row(12, "Anarchism", qid="Q6199"),
+        _row(12, "Anarchism", qid="Q6199", revision_id=1186000001),  # the line's version: its revision id
         _row(None, "Anarchist", text="", is_redirect=True, redirect_target="Anarchism", timestamp=None),
         _row(25, "Mercury", is_disambiguation=True),
         _row(41, "Jaguar (disambiguation)", qid="Q100", is_disambiguation=True),

@@ -83,7 +83,8 @@ def _write_documents(wh: Warehouse, lang: str, fingerprint: str) -> StageOutput:
     columns = {"lang": [lang] * len(rows), "page_id": [a.page_id for a in rows], "title": [a.title for a in rows],
                "text": [a.text for a in rows], "qid": [a.qid for a in rows], "namespace": [0] * len(rows),
                "is_redirect": [False] * len(rows), "redirect_target": [None] * len(rows),
-               "is_disambiguation": [False] * len(rows), "timestamp": [None] * len(rows), "source": [SOURCE] * len(rows)}
+               "is_disambiguation": [False] * len(rows), "timestamp": [None] * len(rows), "source": [SOURCE] * len(rows),
+               "revision_id": [None] * len(rows)}
     writer = ShardWriter(wh.lake_root, cell_dir(wh.lake_root, "documents_raw", lang, fingerprint),
                          LAKE_TABLES["documents_raw"], fingerprint)
     writer.add_table(pa.table(columns, schema=DOCUMENT_SCHEMA))

@@ -98,7 +98,8 @@ BASIC_EXPECTED = [
 
 
 def expected_rows(source_name: str) -> list[dict[str, Any]]:
-    return [row | {"source": source_name} for row in BASIC_EXPECTED]
+    # page_xml gives each page's revision the id page id + 1000
+    return [row | {"source": source_name, "revision_id": row["page_id"] + 1000} for row in BASIC_EXPECTED]
 
 
 # -- small dumps ------------------------------------------------------------------------------
@@ -197,13 +198,14 @@ def test_skipped_pages_are_logged_when_nobody_collects_issues(tmp_path: Path, ca
     assert "Без номера" in caplog.text and "gaps.xml" in caplog.text
 
 
-def test_last_revision_gives_text_and_timestamp(tmp_path: Path) -> None:
+def test_last_revision_gives_text_timestamp_and_revision_id(tmp_path: Path) -> None:
     page = page_xml("Історія", 5, "Стара версія.", timestamp="2001-01-01T00:00:00Z")
     newer = ('    <revision>\n      <id>99</id>\n      <timestamp>2022-02-02T02:02:02Z</timestamp>\n'
              '      <text xml:space="preserve">Нова версія.</text>\n    </revision>\n  </page>\n')
     page = page.removesuffix("  </page>\n") + newer
     rows = list(iter_xml_pages(write(tmp_path / "history.xml", dump_xml([page])), "uk"))
-    assert [(row["text"], row["timestamp"]) for row in rows] == [("Нова версія.", "2022-02-02T02:02:02Z")]
+    assert [(row["text"], row["timestamp"], row["revision_id"]) for row in rows] == [
+        ("Нова версія.", "2022-02-02T02:02:02Z", 99)]
 
 
 def test_file_cut_inside_a_page_keeps_complete_pages_then_names_the_cut(tmp_path: Path) -> None:
