@@ -48,7 +48,7 @@ def _instances(home: Path, count: int) -> None:
     with Warehouse(home) as wh, wh.transaction() as cur:
         cur.execute("INSERT INTO qa_benchmarks VALUES ('bench', 'mkqa', ['en'], 'import:bench', '{}', now())")
         cur.executemany("INSERT INTO instances VALUES ('bench', ?, ?, 'mkqa', 'closed_book', 'en', ?, 'Velna', 'en',"
-                        " NULL, NULL, '[]', 0, 'fp', ?)",
+                        " NULL, NULL, '[]', 0, 'fp', ?, NULL, NULL)",
                         [[f"{i}|closed_book|en", str(i), f"Which river is number {i}?", gold] for i in range(count)])
 
 

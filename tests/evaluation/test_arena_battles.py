@@ -44,7 +44,7 @@ def wh(tmp_path: Path, server: FakeLLMServer) -> Warehouse:
             for n in range(6):
                 instance = f"m:{n}"
                 cur.execute("INSERT INTO instances VALUES ('m', ?, ?, 'mirage', 'rag', 'en', ?, '', 'en', NULL, NULL,"
-                            " ?, 0, 'fp', NULL, NULL)", [instance, instance, f"Which river, {n}?", documents])
+                            " ?, 0, 'fp', NULL, NULL, NULL)", [instance, instance, f"Which river, {n}?", documents])
                 for model, answer in ANSWERS.items():
                     _respond(cur, instance, "en", model, answer, instance in FAILED.get(model, ()))
         yield warehouse

@@ -39,7 +39,7 @@ def _instances(wh: Warehouse) -> None:
         for instance_id, setting, lang, question, hint, context in INSTANCES:
             item = ":".join(instance_id.split(":")[:2])
             cur.execute("INSERT INTO instances VALUES ('e', ?, ?, 'eclektic', ?, ?, ?, 'gold', 'de', ?, ?, '[]', 0,"
-                        " 'fp', NULL, NULL)",
+                        " 'fp', NULL, NULL, NULL)",
                         [instance_id, item, setting, lang, question, json.dumps(hint) if hint else None, context])
 
 
@@ -175,7 +175,7 @@ def _xrag_instances(wh: Warehouse) -> None:
     with wh.transaction() as cur:
         for instance_id, setting, lang, question, documents in XRAG_INSTANCES:
             cur.execute("INSERT INTO instances VALUES ('x', ?, 'q1', 'xrag', ?, ?, ?, 'Der Tunnel, 1868.', 'de', NULL,"
-                        " NULL, ?, 0, 'fp', NULL, NULL)", [instance_id, setting, lang, question, json.dumps(documents)])
+                        " NULL, ?, 0, 'fp', NULL, NULL, NULL)", [instance_id, setting, lang, question, json.dumps(documents)])
 
 
 def test_xrag_shows_dated_articles_reads_the_answer_tag_and_no_retrieval_none_is_never_correct(
@@ -216,7 +216,7 @@ def test_a_base_model_gets_completion_prompts_and_what_it_repeats_of_the_prompt_
                 {"doc_id": "b#2", "title": "Mirra", "text": "The Mirra rises in the Ost hills."}]
     with wh.transaction() as cur:
         cur.execute("INSERT INTO instances VALUES ('m', 'q9', 'q9', 'mirage', 'rag', 'en', 'Where does the Velna rise?',"
-                    " '', 'en', NULL, NULL, ?, 0, 'fp', NULL, NULL)", [json.dumps(passages)])
+                    " '', 'en', NULL, NULL, ?, 0, 'fp', NULL, NULL, NULL)", [json.dumps(passages)])
     # the endpoint ignores the stop sequences: the model runs on into the template
     server.answer("Was wurde", "Der Pellow-Tunnel.</answer>\nQuestion: Was wurde zuletzt eröffnet?")
     server.answer("Velna rise?", "It rises in the Kelda hills [a#1].\n##Answer: In the Kelda hills [a#1]\n"

@@ -27,7 +27,7 @@ DOCS = [{"doc_id": d, "title": "", "text": "", "role": role}
 
 def _instance(cur, instance_id: str, lang: str, answer: str, documents: list[dict]) -> None:
     cur.execute("INSERT INTO instances VALUES ('b', ?, ?, 'mirage', 'rag', ?, 'q?', ?, ?, NULL, NULL, ?, 0, 'fp',"
-                " NULL, NULL)", [instance_id, instance_id, lang, answer, lang, json.dumps(documents)])
+                " NULL, NULL, NULL)", [instance_id, instance_id, lang, answer, lang, json.dumps(documents)])
 
 
 def _response(cur, instance_id: str, model: str, lang: str, answer: str, status: str = "ok") -> None:

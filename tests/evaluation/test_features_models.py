@@ -102,7 +102,7 @@ def test_a_completion_models_reply_is_its_reasoning_and_a_template_echo_is_not(
     with Warehouse(tmp_path / "home") as wh:
         with wh.transaction() as cur:
             cur.execute("INSERT INTO instances VALUES ('b', 'i', 'i', 'mirage', 'rag', 'en', 'Where does the Velna"
-                        " rise?', '', 'en', NULL, NULL, ?, 0, 'fp', NULL, NULL)", [json.dumps(documents)])
+                        " rise?', '', 'en', NULL, NULL, ?, 0, 'fp', NULL, NULL, NULL)", [json.dumps(documents)])
         answer_instances(wh, fake_client(wh, server, mode="completion"), "b", "rag", "en", "fake", InferenceConfig(),
                          "fp")
         assert wh.scalar("SELECT raw_text FROM responses").startswith("Question: Where does the Velna rise?")

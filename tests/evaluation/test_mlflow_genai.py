@@ -231,7 +231,7 @@ def _instances(home: Path, answer: str) -> Warehouse:
         cur.execute("DELETE FROM instances")
         for n, lang in enumerate(("de", "fr")):
             cur.execute("INSERT INTO instances VALUES ('b', ?, 'i', 'xrag', 'rag', ?, 'Wo?', ?, 'en', NULL, NULL, ?, 0,"
-                        " 'fp', NULL, NULL)", [f"i:{lang}", lang, answer if n == 0 else "Paris",
+                        " 'fp', NULL, NULL, NULL)", [f"i:{lang}", lang, answer if n == 0 else "Paris",
                                          json.dumps([{"lang": lang, "page_id": 3}])])
     return wh
 

@@ -50,7 +50,7 @@ def arena_home(home: Path, server: FakeLLMServer) -> Path:
             for n in range(5):
                 instance = f"{n}|rag|{lang}"
                 cur.execute("INSERT INTO instances VALUES ('m', ?, ?, 'mirage', 'rag', ?, ?, '', ?, NULL, NULL, ?, 0,"
-                            " 'fp', NULL, NULL)", [instance, f"{lang}:{n}", lang, f"Which river, {n}?", lang, documents])
+                            " 'fp', NULL, NULL, NULL)", [instance, f"{lang}:{n}", lang, f"Which river, {n}?", lang, documents])
                 for model, answer in (ANSWERS | UNJUDGED).items():
                     cur.execute("INSERT INTO responses VALUES ('m', ?, ?, 'rag', ?, 'ok', NULL, ?, ?, ['d1'], 1, 1,"
                                 " 0.1, NULL, 'answer_mirage', 'fp', NULL, NULL, NULL, NULL, NULL)",

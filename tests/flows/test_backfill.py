@@ -90,7 +90,7 @@ def test_an_evaluation_limited_to_some_languages_gains_the_backfilled_ones(home:
         cur.execute("INSERT INTO qa_benchmarks VALUES ('mk', 'mkqa', ['en', 'de', 'fr'], 'import:x', '{}', now())")
         for lang in ("en", "de", "fr"):
             cur.execute("INSERT INTO instances VALUES ('mk', ?, '1', 'mkqa', 'closed_book', ?, ?, 'Velna', 'en', NULL,"
-                        " NULL, '[]', 0, 'fp', ?, NULL)", [f"1|closed_book|{lang}", lang, f"Which river ({lang})?", gold])
+                        " NULL, '[]', 0, 'fp', ?, NULL, NULL)", [f"1|closed_book|{lang}", lang, f"Which river ({lang})?", gold])
     server.answer("?", "Velna")
     evaluate_flow(EvaluateParams(benchmark="mk", models=["m"], judges=[], langs=["en"], home=str(home)))
     rows = backfill_flow(BackfillParams(langs=["de"], home=str(home)))  # no corpus here: evaluations only

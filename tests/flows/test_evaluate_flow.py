@@ -42,7 +42,7 @@ def _benchmark(home: Path) -> None:
         for item, (source, asked) in QUESTIONS.items():
             for lang, (question, fact) in asked.items():
                 cur.execute("INSERT INTO instances VALUES ('e', ?, ?, 'eclektic', 'closed_book', ?, ?, ?, ?, NULL, ?,"
-                            " '[]', 0, 'fp', NULL, NULL)",
+                            " '[]', 0, 'fp', NULL, NULL, NULL)",
                             [f"{item}:closed_book:{lang}", item, lang, question, fact, source, f"It is {fact}."])
 
 

@@ -46,7 +46,7 @@ def test_a_planted_key_is_sent_to_the_endpoint_and_stored_nowhere(
         cur.execute("INSERT INTO qa_benchmarks VALUES ('mk', 'mkqa', ['en'], 'import:x', '{}', now())")
         for n, question in enumerate(["Which river is long?", "Which river is wide?"]):
             cur.execute("INSERT INTO instances VALUES ('mk', ?, ?, 'mkqa', 'closed_book', 'en', ?, 'Velna', 'en', NULL,"
-                        " NULL, '[]', 0, 'fp', ?, NULL)", [f"{n}|closed_book|en", str(n), question, GOLD])
+                        " NULL, '[]', 0, 'fp', ?, NULL, NULL)", [f"{n}|closed_book|en", str(n), question, GOLD])
     server.answer("wide", "Velna")
     server.script("long", Fault.echo_authorization())  # an endpoint that quotes the credentials in its error
     caplog.set_level(logging.DEBUG)

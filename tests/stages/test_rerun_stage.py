@@ -35,7 +35,7 @@ def evaluated(home: Path, server: FakeLLMServer) -> Path:
         cur.execute("INSERT INTO qa_benchmarks VALUES ('mk', 'mkqa', ['en', 'de'], 'import:x', '{}', now())")
         for lang, question in (("en", "Which river?"), ("de", "Welcher Fluss?")):
             cur.execute("INSERT INTO instances VALUES ('mk', ?, '1', 'mkqa', 'closed_book', ?, ?, 'Velna', 'en', NULL,"
-                        " NULL, '[]', 0, 'fp', ?, NULL)", [f"1|closed_book|{lang}", lang, question, GOLD])
+                        " NULL, '[]', 0, 'fp', ?, NULL, NULL)", [f"1|closed_book|{lang}", lang, question, GOLD])
     server.answer("?", "Velna")
     rows = evaluate_flow(EvaluateParams(benchmark="mk", models=["m"], judges=[], home=str(home)))
     assert {r["status"] for r in rows} == {"computed"}

@@ -149,7 +149,7 @@ def _eval_home(home: Path, server: FakeLLMServer) -> Path:
         for item, (source, fact) in ITEMS.items():
             for lang in EVAL_LANGS:
                 cur.execute("INSERT INTO instances VALUES ('e', ?, ?, 'eclektic', 'closed_book', ?, ?, ?, ?, NULL, ?,"
-                            " '[]', 0, 'fp', NULL, NULL)",
+                            " '[]', 0, 'fp', NULL, NULL, NULL)",
                             [f"{item}:closed_book:{lang}", item, lang, _question(item, lang), fact, source,
                              f"It is {fact}."])
     return home
