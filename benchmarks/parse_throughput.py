@@ -43,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -92,7 +92,7 @@ def _word(rng: random.Random) -> str:
 
 
 @dataclass(frozen=True)
-class _Lexicon:
+class Lexicon:
     """Words in Zipf rank order with their cumulative weights, a sentence pool and category names."""
 
     words: list[str]
@@ -115,23 +115,23 @@ def _sentence(rng: random.Random, tokens: list[str]) -> tuple[str, str, str]:
     return " ".join(tokens) + ".", " ".join(linked) + ".", tokens[link].capitalize()
 
 
-def _lexicon(rng: random.Random, vocabulary: int = 40_000, pool: int = 40_000) -> _Lexicon:
+def make_lexicon(rng: random.Random, vocabulary: int = 40_000, pool: int = 40_000) -> Lexicon:
     distinct: set[str] = set()
     while len(distinct) < vocabulary:
         distinct.add(_word(rng))
     words = sorted(distinct)  # set order follows the hash seed; sorting keeps the dump deterministic
     rng.shuffle(words)
-    ranked = _Lexicon(words, list(itertools.accumulate(1.0 / rank for rank in range(1, vocabulary + 1))), [], [])
+    ranked = Lexicon(words, list(itertools.accumulate(1.0 / rank for rank in range(1, vocabulary + 1))), [], [])
     sentences = [_sentence(rng, ranked.some_words(rng, rng.randint(4, 28))) for _ in range(pool)]
     categories = [" ".join(w.capitalize() for w in ranked.some_words(rng, rng.randint(1, 3))) for _ in range(2_000)]
-    return _Lexicon(words, ranked.cum_weights, sentences, categories)
+    return Lexicon(words, ranked.cum_weights, sentences, categories)
 
 
-def _title(rng: random.Random, lexicon: _Lexicon) -> str:
+def _title(rng: random.Random, lexicon: Lexicon) -> str:
     return " ".join(rng.choice(lexicon.words).capitalize() for _ in range(rng.randint(1, 3)))
 
 
-def _cirrus_document(rng: random.Random, lexicon: _Lexicon, page_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def _cirrus_document(rng: random.Random, lexicon: Lexicon, page_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """One action line and its document, shaped like a CirrusSearch content-index source."""
     title = _title(rng, lexicon)
     sentence_count = min(1_500, max(2, round(rng.lognormvariate(math.log(16), 1.0))))
@@ -188,7 +188,7 @@ def _cirrus_document(rng: random.Random, lexicon: _Lexicon, page_id: int) -> tup
 def write_cirrus_dump(path: Path, target_bytes: int, seed: int) -> int:
     """Write a gzipped bulk-format content dump of about ``target_bytes`` compressed; returns its document count."""
     rng = random.Random(seed)
-    lexicon = _lexicon(rng)
+    lexicon = make_lexicon(rng)
     documents = 0
     with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as stream:
         while raw.tell() < target_bytes:
@@ -249,13 +249,16 @@ def _pages_to_size(pages: Sequence[bytes], target_bytes: int) -> Iterator[bytes]
             yield page
 
 
-def write_multistream(dump: Path, index: Path, head: bytes, pages: Sequence[bytes]) -> None:
-    """Write pages the way Wikimedia does: one bz2 stream for the head, one per 100 pages, one for the end tag."""
+def write_multistream(dump: Path, index: Path, head: bytes, pages: Iterable[bytes]) -> int:
+    """Write pages the way Wikimedia does: one bz2 stream for the head, one per 100 pages, one for the end tag.
+
+    ``pages`` is consumed as it comes (a generator keeps a large dump out of memory); returns how many were written.
+    """
     index_lines = []
+    remaining = iter(pages)
     with open(dump, "wb") as out:
         out.write(bz2.compress(head))
-        for start in range(0, len(pages), PAGES_PER_STREAM):
-            group = pages[start:start + PAGES_PER_STREAM]
+        while group := list(itertools.islice(remaining, PAGES_PER_STREAM)):
             offset = out.tell()
             for page in group:
                 page_id = _PAGE_ID.search(page)
@@ -265,6 +268,7 @@ def write_multistream(dump: Path, index: Path, head: bytes, pages: Sequence[byte
             out.write(bz2.compress(b"".join(group)))
         out.write(bz2.compress(b"</mediawiki>\n"))
     index.write_bytes(bz2.compress(("\n".join(index_lines) + "\n").encode()))
+    return len(index_lines)
 
 
 def build_xml_input(sample: Path, lang: str, workdir: Path, target_bytes: int) -> XmlInput:
