@@ -105,14 +105,22 @@ class Prefect:
         return self.call("POST", f"/deployments/{deployment['id']}/create_flow_run", {"parameters": {"params": params}})
 
     def wait_final(self, flow_run: dict[str, Any], timeout: float) -> dict[str, Any]:
+        current = self._wait(flow_run, FINAL_STATES, timeout, "did not finish")
+        log(f"flow run {current['name']} of {flow_run['parameters']}: {current['state_name']}")
+        return current
+
+    def wait_taken(self, flow_run: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Wait until a worker has taken ``flow_run`` (Pending: the worker holds one of its slots from then on)."""
+        return self._wait(flow_run, FINAL_STATES | {"PENDING", "RUNNING"}, timeout, "was not taken by a worker")
+
+    def _wait(self, flow_run: dict[str, Any], states: set[str], timeout: float, failing: str) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             current = self.call("GET", f"/flow_runs/{flow_run['id']}")
-            if current["state_type"] in FINAL_STATES:
-                log(f"flow run {current['name']} of {flow_run['parameters']}: {current['state_name']}")
+            if current["state_type"] in states:
                 return current
-            time.sleep(3)
-        raise TimeoutError(f"flow run {flow_run['id']} did not finish within {timeout:.0f} s")
+            time.sleep(1)
+        raise TimeoutError(f"flow run {flow_run['id']} {failing} within {timeout:.0f} s")
 
     def set_automations(self, names: tuple[str, ...], enabled: bool) -> None:
         for automation in self.call("POST", "/automations/filter", {}):
@@ -211,11 +219,14 @@ def run_demo(prefect: Prefect, scratch: Path, timeout: float, *, at_once: bool =
     corpus = prefect.wait_final(prefect.run_deployment("corpus-monthly", {
         "langs": first, "source": mirror.root.as_uri(), "kind": "cirrus", "sitelinks": "auto", "home": home,
         "progress": False}), timeout)
-    rerun = prefect.run_deployment("rerun-stage", {"stage": "sitelinks", "scope": "corpus", "home": home})
-    if not at_once:
-        rerun = prefect.wait_final(rerun, timeout)
-    backfill = prefect.wait_final(prefect.run_deployment("backfill", {"langs": rest, "home": home}), timeout)
-    rerun = prefect.wait_final(rerun, timeout)
+    rerun_params = {"stage": "sitelinks", "scope": "corpus", "home": home}
+    if at_once:  # the long backfill first; while it holds one worker, only the other can take the rerun
+        backfill = prefect.wait_taken(prefect.run_deployment("backfill", {"langs": rest, "home": home}), timeout)
+        rerun = prefect.wait_final(prefect.run_deployment("rerun-stage", rerun_params), timeout)
+        backfill = prefect.wait_final(backfill, timeout)
+    else:
+        rerun = prefect.wait_final(prefect.run_deployment("rerun-stage", rerun_params), timeout)
+        backfill = prefect.wait_final(prefect.run_deployment("backfill", {"langs": rest, "home": home}), timeout)
     prefect.set_automations(chained_automations(), enabled=True)
     return Demo(prefect.deployment("rerun-stage"), prefect.subflow_artifact(rerun, "babelbench-corpus-summary"),
                 prefect.markdown_artifacts("backfill")[-1], {"corpus": corpus, "rerun": rerun, "backfill": backfill})

@@ -3,8 +3,8 @@
 The stack is started for real in a throwaway home, on free loopback ports: PostgreSQL from the distribution, a
 Prefect server and an MLflow tracking server on it, two process workers on the ``babelbench`` pool (one flow run
 each at a time), the warehouse on a DuckLake. The walk is the screenshot script's (``deployments/screenshots.py``,
-pictures aside): the deployments registered, a corpus build, then a stage rerun and a backfill at once — which
-only two workers can run together —, then a model added, whose evaluation the automation schedules. What each
+pictures aside): the deployments registered, a corpus build, then a backfill and, while it runs, a stage
+rerun — which only the other worker can take —, then a model added, whose evaluation the automation schedules. What each
 piece kept is read where it keeps it: the warehouse on the DuckLake, Prefect's runs and MLflow's experiments in
 their PostgreSQL databases, MLflow's artifacts in the stack's artifact store. Never skipped where PostgreSQL is
 installed (``.ci/run`` installs it and makes it required).
@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -28,6 +29,9 @@ from deployments.stack import Stack
 from tasks.processes import free_loopback_port, process_alive
 from tasks.warehouse.location import WAREHOUSE_ENV
 from tests.support.postgres import require_postgres
+
+if TYPE_CHECKING:
+    from deployments.screenshots import Prefect
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -62,6 +66,20 @@ def stack() -> Iterator[tuple[Stack, dict[str, str]]]:
         shutil.rmtree(home, ignore_errors=True)
 
 
+def _workers_that_submitted(prefect: Prefect, flow_run_ids: list[str]) -> dict[str, str]:
+    """Which worker submitted each of ``flow_run_ids``, from Prefect's ``prefect.worker.submitted-flow-run`` events."""
+    wanted = {f"prefect.flow-run.{flow_run_id}": flow_run_id for flow_run_id in flow_run_ids}
+    page = prefect.call("POST", "/events/filter", {"filter": {"event": {"name": ["prefect.worker.submitted-flow-run"]}},
+                                                   "limit": 50})
+    takers = {}
+    for event in page["events"]:
+        for related in event["related"]:
+            if related["prefect.resource.id"] in wanted:
+                takers[wanted[related["prefect.resource.id"]]] = event["resource"]["prefect.resource.name"]
+    assert set(takers) == set(flow_run_ids), page["events"]
+    return takers
+
+
 def test_up_again_starts_nothing_new(stack: tuple[Stack, dict[str, str]]) -> None:
     running, env = stack
     before = {name: service["pid"] for name, service in running.running().items()}
@@ -84,9 +102,13 @@ def test_the_prefect_walk_runs_on_the_stack_with_two_flow_runs_at_once_on_the_du
     register(prefect, 600)
     demo = run_demo(prefect, tmp_path, 900, at_once=True)
     assert {name: run["state_type"] for name, run in demo.runs.items()} == dict.fromkeys(demo.runs, "COMPLETED")
-    spans = [(datetime.fromisoformat(demo.runs[n]["start_time"]), datetime.fromisoformat(demo.runs[n]["end_time"]))
-             for n in ("rerun", "backfill")]
-    assert max(start for start, _ in spans) < min(end for _, end in spans)  # at once: each worker takes one run
+    # The rerun is submitted while the backfill runs, so the worker holding the backfill (one flow run at a time)
+    # cannot take it: the workers' own submission events say each took one, and the rerun ran within the backfill.
+    takers = _workers_that_submitted(prefect, [demo.runs[name]["id"] for name in ("rerun", "backfill")])
+    assert sorted(takers.values()) == ["babelbench-worker-1", "babelbench-worker-2"]
+    spans = {name: (datetime.fromisoformat(demo.runs[name]["start_time"]),
+                    datetime.fromisoformat(demo.runs[name]["end_time"])) for name in ("rerun", "backfill")}
+    assert spans["backfill"][0] < spans["rerun"][0] < spans["backfill"][1]
     assert prefect.call("POST", "/flow_runs/filter", {"flow_runs": {"state": {"type": {"any_": [
         "FAILED", "CRASHED"]}}}}) == []  # nothing failed, and no chained rebuild was set off by the corpus build
 
