@@ -45,6 +45,11 @@ class XragConfig(BaseModel):
                                  description="Where and in what precision the dense model runs.")
     min_similarity: float = Field(0.5, ge=-1, le=1, description="Lowest cosine of a dense pair.")
     dense_k: int = Field(3, ge=1, description="Nearest pivot articles considered per article of another language.")
+    max_entity_articles: int | None = Field(
+        1000, ge=1,
+        description="Entities mentioned by more articles than this in one language (a country, a language, a year) "
+                    "do not count towards a pair: they pair nearly everything and would make pairing grow with the "
+                    "square of a wiki's size. None: every entity counts.")
     max_pairs: int = Field(
         100, ge=1,
         description="Pairs kept per pair kind, and per other language for cross-language pairs, highest score first.")

@@ -3,8 +3,9 @@
 The paper's news rule (two shared named entities, at most 14 days apart) on Wikipedia: entities are the
 titles an article mentions, keyed by QID so they compare across languages, an article's own subject among
 them; the last revision's timestamp stands in for the date.  A cross-language pair is about two different
-entities (the same QID is a translation).  Pairs cut by the date window or ``max_pairs`` stay as
-``filtered`` rows with the reason; the others are ``candidate`` until :func:`check_related` decides.
+entities (the same QID is a translation).  The ``max_pairs`` best pairs of each group are ``candidate`` rows
+until :func:`check_related` decides; pairs outside the date window are never formed, and those past ``max_pairs``
+are counted in the stage's message (at a wiki's size they are millions, see :mod:`tasks.qa.entity_join`).
 
 See ``docs/xrag.md``, "Pairs and questions".
 """
@@ -12,9 +13,9 @@ See ``docs/xrag.md``, "Pairs and questions".
 from __future__ import annotations
 
 import logging
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, datetime
 
 from tqdm import tqdm
@@ -28,6 +29,7 @@ from tasks.llm.outcomes import item_outcome
 from tasks.llm.parsing import Parsed
 from tasks.llm.verdicts import YES_NO, read_yes_no
 from tasks.placement import resolve
+from tasks.qa.entity_join import Side, top_pairs
 from tasks.qa.window import Window
 from tasks.qa.xrag_articles import article_texts
 from tasks.qa.xrag_config import XragConfig
@@ -68,8 +70,7 @@ class Article:
 
 @dataclass(frozen=True)
 class PairCandidate:
-    """Two articles meeting the entity rule (or close by dense similarity); ``reason`` says why a ``filtered``
-    one was not kept."""
+    """Two articles meeting the entity rule (or close by dense similarity)."""
 
     a: Article  # the pivot article (the lower page id of a pivot–pivot pair)
     b: Article
@@ -122,14 +123,6 @@ def load_articles(wh: Warehouse, lang: str, window: Window | None = None) -> lis
     return articles
 
 
-def _index(articles: Iterable[Article]) -> dict[str, list[Article]]:
-    index: dict[str, list[Article]] = defaultdict(list)
-    for article in articles:
-        for entity in article.evidence:
-            index[entity].append(article)
-    return index
-
-
 def _days_apart(a: Article, b: Article) -> float | None:
     """Days between the two articles: by first appearance in a live build, else by last revision."""
     if a.first_seen is not None and b.first_seen is not None:
@@ -139,56 +132,68 @@ def _days_apart(a: Article, b: Article) -> float | None:
     return abs((a.timestamp - b.timestamp).total_seconds()) / SECONDS_PER_DAY
 
 
-def _matches(left: list[Article], right: list[Article], *, same_language: bool, min_shared: int) -> list[PairCandidate]:
-    """Pairs (one of ``left``, one of ``right``) sharing at least ``min_shared`` entities, via the index of ``right``."""
-    index = _index(right)
-    found = []
-    for a in left:
-        shared: dict[Article, set[str]] = defaultdict(set)
-        for entity in a.evidence:
-            for b in index.get(entity, ()):
-                shared[b].add(entity)
-        for b, entities in shared.items():
-            if len(entities) < min_shared:
-                continue
-            if same_language and b.page_id <= a.page_id:
-                continue  # each unordered pair once, and never an article with itself
-            if not same_language and (a.qid is None or b.qid is None or a.qid == b.qid):
-                continue
-            found.append(PairCandidate(a, b, tuple(sorted(entities)), _days_apart(a, b)))
-    return found
+@dataclass(frozen=True)
+class Pairing:
+    """The pairs a build keeps (at most ``max_pairs`` per group), how many more met the rule in each group, and
+    the entities left out as too common."""
+
+    pairs: list[PairCandidate]
+    beyond: Counter[str]
+    hubs: frozenset[str]
+
+
+def _side(articles: list[Article]) -> Side:
+    return Side([a.key for a in articles], [a.page_id for a in articles], [a.qid for a in articles],
+                [a.first_seen for a in articles], [a.timestamp for a in articles], [a.evidence for a in articles])
+
+
+def _in_window(pair: PairCandidate, config: XragConfig) -> bool:
+    return config.max_days_apart is None or pair.days_apart is None or pair.days_apart <= config.max_days_apart
+
+
+def _shared(a: Article, b: Article, hubs: frozenset[str]) -> PairCandidate:
+    return PairCandidate(a, b, tuple(sorted((a.evidence & b.evidence) - hubs)), _days_apart(a, b))
+
+
+def _meets_entity_rule(a: Article, b: Article, hubs: frozenset[str], config: XragConfig) -> bool:
+    """Whether ``a`` (pivot) and ``b`` are an entity pair: enough shared entities, two different ones, in the window."""
+    pair = _shared(a, b, hubs)
+    distinct = (b.page_id > a.page_id) if a.lang == b.lang else (a.qid is not None and b.qid is not None and a.qid != b.qid)
+    return distinct and len(pair.shared) >= config.min_shared_entities and _in_window(pair, config)
 
 
 def candidate_pairs(pivot: list[Article], others: dict[str, list[Article]], config: XragConfig,
-                    dense: Iterable[PairCandidate] = ()) -> list[PairCandidate]:
-    """Every pair meeting the entity rule, plus the ``dense`` ones not found by it, with the date window and
-    ``max_pairs`` marked as ``filtered``.
+                    dense: Iterable[PairCandidate] = ()) -> Pairing:
+    """The pairs meeting the entity rule within the date window, then the ``dense`` ones the rule did not find: per
+    group (see :attr:`PairCandidate.group`), the ``max_pairs`` best by score, then pair id.
 
-    ``others`` maps each non-pivot language to its articles.  Within a group
-    (see :attr:`PairCandidate.group`) the pairs in the window are ranked by
-    score, then pair id, and those past ``max_pairs`` are filtered.
+    ``others`` maps each non-pivot language to its articles.  Pairs outside the window are never formed (the
+    window is part of the join); those ranked past ``max_pairs`` are counted in :attr:`Pairing.beyond`.
     """
-    found = []
-    if "monolingual" in config.pair_kinds:
-        found += _matches(pivot, pivot, same_language=True, min_shared=config.min_shared_entities)
+    sides = [("monolingual", pivot, None)] if "monolingual" in config.pair_kinds else []
     if "crosslingual" in config.pair_kinds:
-        for articles in others.values():
-            found += _matches(pivot, articles, same_language=False, min_shared=config.min_shared_entities)
-    by_entities = {pair.pair_id for pair in found}
-    found += [pair for pair in dense if pair.pair_id not in by_entities]
-    found.sort(key=lambda p: (-p.score, p.pair_id))
-    kept: Counter[str] = Counter()
-    result = []
-    for pair in found:
-        window = config.max_days_apart
-        if window is not None and pair.days_apart is not None and pair.days_apart > window:
-            pair = replace(pair, status="filtered", reason=f"{pair.days_apart:.1f} days apart > max_days_apart {window:g}")
-        elif kept[pair.group] >= config.max_pairs:
-            pair = replace(pair, status="filtered", reason=f"beyond max_pairs {config.max_pairs} for {pair.group}")
-        else:
-            kept[pair.group] += 1
-        result.append(pair)
-    return sorted(result, key=lambda p: p.pair_id)
+        sides += [(f"crosslingual {config.pivot}–{lang}", pivot, articles) for lang, articles in others.items()]
+    groups: dict[str, list[PairCandidate]] = {}
+    beyond: Counter[str] = Counter()
+    hubs: dict[str, frozenset[str]] = {}
+    for group, left, right in sides:
+        ranked = top_pairs(_side(left), None if right is None else _side(right),
+                           min_shared=config.min_shared_entities, max_days=config.max_days_apart,
+                           max_entity_articles=config.max_entity_articles, limit=config.max_pairs)
+        hubs[group] = ranked.hubs
+        groups[group] = [_shared(left[a], (left if right is None else right)[b], ranked.hubs) for a, b, _ in ranked.pairs]
+        beyond[group] += ranked.total - len(ranked.pairs)
+    listed = {pair.pair_id for pairs in groups.values() for pair in pairs}
+    for pair in sorted(dense, key=lambda p: (-p.score, p.pair_id)):
+        if pair.pair_id in listed or not _in_window(pair, config):
+            continue
+        kept = groups.setdefault(pair.group, [])
+        if len(kept) < config.max_pairs:
+            kept.append(pair)
+        elif not _meets_entity_rule(pair.a, pair.b, hubs.get(pair.group, frozenset()), config):
+            beyond[pair.group] += 1  # (an entity pair past the cap is counted already)
+    return Pairing(sorted((pair for pairs in groups.values() for pair in pairs), key=lambda p: p.pair_id),
+                   +beyond, frozenset().union(*hubs.values()))
 
 
 def dense_pairs(wh: Warehouse, pivot: list[Article], others: dict[str, list[Article]], config: XragConfig,
@@ -212,7 +217,7 @@ def dense_pairs(wh: Warehouse, pivot: list[Article], others: dict[str, list[Arti
 
 
 def find_pairs(wh: Warehouse, benchmark: str, langs: list[str], config: XragConfig, fp: str) -> StageOutput:
-    """Write the benchmark's ``related_pairs``: candidates to check and the filtered ones with their reason."""
+    """Write the benchmark's ``related_pairs``: the candidates to check."""
     pivot = load_articles(wh, config.pivot, config.window)
     if not pivot:
         new = f" new in the window {config.window}" if config.window else ""
@@ -220,21 +225,22 @@ def find_pairs(wh: Warehouse, benchmark: str, langs: list[str], config: XragConf
     crosslingual = "crosslingual" in config.pair_kinds
     others = {lang: load_articles(wh, lang, config.window) for lang in langs if lang != config.pivot and crosslingual}
     dense = dense_pairs(wh, pivot, others, config, DenseRanker(config.dense_model, resolve(config.device))) if config.dense_model else []
-    pairs = candidate_pairs(pivot, others, config, dense)
+    pairing = candidate_pairs(pivot, others, config, dense)
     rows = [
         [benchmark, p.pair_id, p.a.lang, p.a.page_id, p.b.lang, p.b.page_id, p.method, list(p.shared),
          p.score, p.days_apart, p.status, p.reason, fp]
-        for p in pairs
+        for p in pairing.pairs
     ]
     with wh.transaction() as cur:
         cur.execute("DELETE FROM related_pairs WHERE benchmark = ?", [benchmark])
         if rows:
             cur.executemany("INSERT INTO related_pairs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    counts = Counter(p.group for p in pairs if p.status == "candidate")
-    filtered = sum(p.status == "filtered" for p in pairs)
-    log.info("%s: candidate pairs %s; %d filtered", benchmark, dict(counts), filtered)
-    return StageOutput(rows=len(rows),
-                       message=f"{sum(counts.values())} candidate pairs ({dict(counts)}), {filtered} filtered")
+    counts = dict(Counter(p.group for p in pairing.pairs))
+    beyond = f"; past max_pairs {config.max_pairs}, not kept: {dict(pairing.beyond)}" if pairing.beyond else ""
+    hubs = (f"; {len(pairing.hubs)} entities in more than {config.max_entity_articles} articles of a language left out"
+            if pairing.hubs else "")
+    log.info("%s: candidate pairs %s%s%s", benchmark, counts, beyond, hubs)
+    return StageOutput(rows=len(rows), message=f"{len(rows)} candidate pairs ({counts}){beyond}{hubs}")
 
 
 def parse_related(text: str, lang: str) -> Parsed:
@@ -247,25 +253,24 @@ def check_related(
     wh: Warehouse, client: LLMClient, benchmark: str, generator: str, config: XragConfig, fp: str,
     budget: Budget | BudgetLedger | None = None,
 ) -> StageOutput:
-    """One yes/no call per unfiltered pair; rewrites the benchmark's pairs with each verdict, in one transaction.
+    """One yes/no call per pair; rewrites the benchmark's pairs with each verdict, in one transaction.
 
-    Every unfiltered pair is asked on every run: verdicts already given come
+    Every pair is asked on every run: verdicts already given come
     back from the call cache for free, so a run stopped by its budget resumes.
     """
     names, rows = wh.query_with_columns("SELECT * FROM related_pairs WHERE benchmark = ? ORDER BY pair_id", [benchmark])
     pairs = [dict(zip(names, row)) for row in rows]
-    asked = [p for p in pairs if p["status"] != "filtered"]
-    texts = article_texts(wh, {(p[f"lang_{side}"], p[f"page_{side}"]) for p in asked for side in "ab"})
+    texts = article_texts(wh, {(p[f"lang_{side}"], p[f"page_{side}"]) for p in pairs for side in "ab"})
     spec = client.registry.get(generator)
     requests = []
-    for p in asked:
+    for p in pairs:
         a, b = texts[(p["lang_a"], p["page_a"])], texts[(p["lang_b"], p["page_b"])]
         requests.append(prompt_request(
             spec, RELATED_TEMPLATE, max_tokens=config.check_max_tokens, response_format=YES_NO,
             stop=("\n\n",) if spec.mode == "completion" else None,
             title_a=a.title, text_a=a.text[: config.check_chars], title_b=b.title, text_b=b.text[: config.check_chars]))
     results = client.run_sync(generator, requests, stage="xrag-related", budget=budget)
-    for p, result in zip(asked, results):
+    for p, result in zip(pairs, results, strict=True):
         outcome = item_outcome(result, lambda text, lang=p["lang_a"]: parse_related(text, lang))
         if outcome.ok:
             p["status"], p["reason"] = ("related", None) if outcome.value.value else ("unrelated", UNRELATED)

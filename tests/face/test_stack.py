@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -55,7 +56,7 @@ def stack() -> Iterator[tuple[Stack, dict[str, str]]]:
     ports = {"BABELBENCH_PG_PORT": free_loopback_port(), "PREFECT_PORT": free_loopback_port(),
              "MLFLOW_PORT": free_loopback_port()}
     env = {k: v for k, v in os.environ.items() if k not in CLIENT_VARIABLES} | {
-        "BABELBENCH_HOME": str(home), "PREFECT_WORKER_QUERY_SECONDS": "3"} | {k: str(v) for k, v in ports.items()}
+        "BABELBENCH_HOME": str(home), "PREFECT_WORKER_QUERY_SECONDS": "1"} | {k: str(v) for k, v in ports.items()}
     running = Stack(home, ports["BABELBENCH_PG_PORT"], ports["PREFECT_PORT"], ports["MLFLOW_PORT"])
     try:
         printed = _stack_command(env, "up", "--workers", "2")
@@ -67,17 +68,19 @@ def stack() -> Iterator[tuple[Stack, dict[str, str]]]:
 
 
 def _workers_that_submitted(prefect: Prefect, flow_run_ids: list[str]) -> dict[str, str]:
-    """Which worker submitted each of ``flow_run_ids``, from Prefect's ``prefect.worker.submitted-flow-run`` events."""
+    """Which worker submitted each of ``flow_run_ids``, from Prefect's ``prefect.worker.submitted-flow-run`` events
+    (the server stores events in batches, a few seconds after a worker sends them: asked again for up to 60 s)."""
     wanted = {f"prefect.flow-run.{flow_run_id}": flow_run_id for flow_run_id in flow_run_ids}
-    page = prefect.call("POST", "/events/filter", {"filter": {"event": {"name": ["prefect.worker.submitted-flow-run"]}},
-                                                   "limit": 50})
-    takers = {}
-    for event in page["events"]:
-        for related in event["related"]:
-            if related["prefect.resource.id"] in wanted:
-                takers[wanted[related["prefect.resource.id"]]] = event["resource"]["prefect.resource.name"]
-    assert set(takers) == set(flow_run_ids), page["events"]
-    return takers
+    deadline = time.monotonic() + 60
+    while True:
+        events = prefect.call("POST", "/events/filter", {
+            "filter": {"event": {"name": ["prefect.worker.submitted-flow-run"]}}, "limit": 50})["events"]
+        takers = {wanted[related["prefect.resource.id"]]: event["resource"]["prefect.resource.name"]
+                  for event in events for related in event["related"] if related["prefect.resource.id"] in wanted}
+        if set(takers) == set(flow_run_ids) or time.monotonic() > deadline:
+            assert set(takers) == set(flow_run_ids), events
+            return takers
+        time.sleep(2)
 
 
 def test_up_again_starts_nothing_new(stack: tuple[Stack, dict[str, str]]) -> None:
@@ -108,7 +111,7 @@ def test_the_prefect_walk_runs_on_the_stack_with_two_flow_runs_at_once_on_the_du
     assert sorted(takers.values()) == ["babelbench-worker-1", "babelbench-worker-2"]
     spans = {name: (datetime.fromisoformat(demo.runs[name]["start_time"]),
                     datetime.fromisoformat(demo.runs[name]["end_time"])) for name in ("rerun", "backfill")}
-    assert spans["backfill"][0] < spans["rerun"][0] < spans["backfill"][1]
+    assert spans["backfill"][0] < spans["rerun"][0] < spans["backfill"][1], spans
     assert prefect.call("POST", "/flow_runs/filter", {"flow_runs": {"state": {"type": {"any_": [
         "FAILED", "CRASHED"]}}}}) == []  # nothing failed, and no chained rebuild was set off by the corpus build
 

@@ -130,7 +130,7 @@ def _related_pairs(wh: Warehouse, client: LLMClient) -> list[dict]:
         "SELECT p.pair_id, p.lang_a, p.page_a, p.lang_b, p.page_b, p.status, da.title AS title_a, db.title AS title_b"
         " FROM related_pairs p JOIN documents da ON da.lang = p.lang_a AND da.page_id = p.page_a"
         " JOIN documents db ON db.lang = p.lang_b AND db.page_id = p.page_b"
-        " WHERE p.benchmark = 'x' AND p.status <> 'filtered' ORDER BY p.pair_id")
+        " WHERE p.benchmark = 'x' ORDER BY p.pair_id")
     assert len(pairs) == 4 and {p["status"] for p in pairs} == {"related"}
     return pairs
 

@@ -3,7 +3,9 @@ synthetic articles, and the relatedness check against the loopback fake endpoint
 
 from __future__ import annotations
 
+import random
 import shutil
+from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -40,7 +42,7 @@ def pairing_home(sample_corpus: Path, tmp_path_factory: pytest.TempPathFactory) 
     shutil.copytree(sample_corpus, home)
     with Warehouse(home) as wh:
         find_pairs(wh, "all", ["en", "de"], ALL_PAIRS, "fp-all")
-        find_pairs(wh, "window", ["en", "de"], XragConfig(), "fp-window")
+        find_pairs(wh, "window", ["en", "de"], XragConfig(max_pairs=10_000), "fp-window")
     return home
 
 
@@ -99,22 +101,18 @@ def test_a_cross_language_pair_joins_different_entities_never_the_same_one(
     assert {lang_a for (lang_a, _), _ in all_pairs} == {"en"}  # the pivot is always side A
 
 
-def test_the_date_window_filters_pairs_on_the_samples_revision_timestamps(pairing_home: Path) -> None:
+def test_the_date_window_keeps_exactly_the_pairs_within_14_days_on_the_samples_revision_timestamps(
+        pairing_home: Path, all_pairs: dict[PairKey, dict]) -> None:
+    def gap(pair: dict) -> float:
+        return abs(datetime.fromisoformat(pair["ts_a"]) - datetime.fromisoformat(pair["ts_b"])).total_seconds() / 86400
+
     with Warehouse(pairing_home) as wh:
-        pairs = _pairs(wh, "window")
-    for a, b in [(("en", "Velna"), ("en", "Mirra")), (("en", "Velna"), ("en", "Kelda Mountains"))]:
-        pair = _find(pairs, a, b)
-        assert pair is not None
-        gap = abs(datetime.fromisoformat(pair["ts_a"]) - datetime.fromisoformat(pair["ts_b"])).total_seconds() / 86400
-        assert pair["days_apart"] == pytest.approx(gap)
-        if gap <= 14:
-            assert (pair["status"], pair["reason"]) == ("candidate", None)
-        else:
-            assert pair["status"] == "filtered"
-            assert pair["reason"] == f"{gap:.1f} days apart > max_days_apart 14"
-    kept = [p for p in pairs.values() if p["status"] == "candidate"]
-    assert kept and all(p["days_apart"] <= 14 for p in kept)
-    assert any(p["status"] == "filtered" for p in pairs.values())
+        window = _pairs(wh, "window")
+    near = {key for key, pair in all_pairs.items() if gap(pair) <= 14}
+    assert 0 < len(near) < len(all_pairs)  # the window (the only difference from "all") cuts some
+    assert set(window) == near
+    assert all(pair["days_apart"] == pytest.approx(gap(pair)) and pair["status"] == "candidate"
+               for pair in window.values())
 
 
 # --- synthetic articles --------------------------------------------------------------------------------------------
@@ -138,10 +136,9 @@ def test_the_window_applies_only_when_both_articles_have_a_timestamp() -> None:
         _article("en", 3, "Q3", {"Q8", "Q9"}, days=14.5),   # 14.5 after 1, 0.5 after 2
         _article("en", 4, "Q4", {"Q8", "Q9"}, days=None),   # no timestamp: never filtered by date
     ]
-    pairs = candidate_pairs(pivot, {}, XragConfig(max_pairs=100))
-    assert _by_id(pairs) == {
+    pairs = candidate_pairs(pivot, {}, XragConfig(max_pairs=100)).pairs
+    assert _by_id(pairs) == {  # en:1–en:3, 14.5 days apart, is not a pair
         "en:1~en:2": ("candidate", None),
-        "en:1~en:3": ("filtered", "14.5 days apart > max_days_apart 14"),
         "en:1~en:4": ("candidate", None),
         "en:2~en:3": ("candidate", None),
         "en:2~en:4": ("candidate", None),
@@ -149,7 +146,7 @@ def test_the_window_applies_only_when_both_articles_have_a_timestamp() -> None:
     }
     assert {p.pair_id: p.days_apart for p in pairs}["en:2~en:3"] == pytest.approx(0.5)
     assert all(p.days_apart is None for p in pairs if "en:4" in p.pair_id)
-    assert {p.status for p in candidate_pairs(pivot, {}, XragConfig(max_days_apart=None))} == {"candidate"}
+    assert len(candidate_pairs(pivot, {}, XragConfig(max_days_apart=None)).pairs) == 6
 
 
 def test_the_cap_keeps_the_highest_scores_then_the_lowest_ids_per_group() -> None:
@@ -162,27 +159,80 @@ def test_the_cap_keeps_the_highest_scores_then_the_lowest_ids_per_group() -> Non
         _article("de", 10, "Q5", {"Q7", "Q8"}),  # shares 2 with each English article
         _article("de", 11, "Q1", {"Q7", "Q8", "Q9"}),  # the same entity as en:1, shares 3 with en:2, 2 with en:3
     ]
-    pairs = _by_id(candidate_pairs(pivot, {"de": german}, XragConfig(max_pairs=2)))
-    assert pairs == {
-        "en:1~en:2": ("candidate", None),
-        "en:1~en:3": ("candidate", None),
-        "en:2~en:3": ("filtered", "beyond max_pairs 2 for monolingual"),
-        "en:2~de:11": ("candidate", None),
-        "en:1~de:10": ("candidate", None),
-        "en:2~de:10": ("filtered", "beyond max_pairs 2 for crosslingual en–de"),
-        "en:3~de:10": ("filtered", "beyond max_pairs 2 for crosslingual en–de"),
-        "en:3~de:11": ("filtered", "beyond max_pairs 2 for crosslingual en–de"),
-    }
+    pairing = candidate_pairs(pivot, {"de": german}, XragConfig(max_pairs=2))
+    # monolingual: 1–2 (3 shared), then 1–3 before 2–3 (2 each, lower pair id); crosslingual: 2–de:11 (3 shared),
+    # then 1–de:10 before 2–de:10, 3–de:10 and 3–de:11
+    assert _by_id(pairing.pairs) == dict.fromkeys(["en:1~en:2", "en:1~en:3", "en:2~de:11", "en:1~de:10"],
+                                                  ("candidate", None))
+    assert pairing.beyond == {"monolingual": 1, "crosslingual en–de": 3}
 
 
 def test_min_shared_kinds_and_articles_without_a_qid() -> None:
     pivot = [_article("en", 1, "Q1", {"Q8"}), _article("en", 2, None, {"Q8", "Q9"}), _article("en", 3, "Q3", {"Q1"})]
     french = [_article("fr", 20, None, {"Q8", "Q9"})]
-    pairs = _by_id(candidate_pairs(pivot, {"fr": french}, XragConfig(min_shared_entities=1)))
+    pairs = _by_id(candidate_pairs(pivot, {"fr": french}, XragConfig(min_shared_entities=1)).pairs)
     # min 1: 1–2 share Q8; 1–3 share Q1 (3 mentions 1); no cross pair with an article lacking a QID
     assert set(pairs) == {"en:1~en:2", "en:1~en:3"}
-    assert candidate_pairs(pivot, {"fr": french}, XragConfig(pair_kinds=("crosslingual",), min_shared_entities=1)) == []
-    assert candidate_pairs(pivot, {}, XragConfig(min_shared_entities=3)) == []
+    assert candidate_pairs(pivot, {"fr": french}, XragConfig(pair_kinds=("crosslingual",), min_shared_entities=1)).pairs == []
+    assert candidate_pairs(pivot, {}, XragConfig(min_shared_entities=3)).pairs == []
+
+
+def test_an_entity_in_more_articles_than_the_limit_does_not_count_towards_a_pair() -> None:
+    # Q7 is in four English articles; with a limit of 3 it no longer counts, and 1–2 share only Q8
+    pivot = [_article("en", 1, "Q1", {"Q7", "Q8"}), _article("en", 2, "Q2", {"Q7", "Q8"}),
+             _article("en", 3, "Q3", {"Q7"}), _article("en", 4, "Q4", {"Q7"})]
+    assert {p.pair_id for p in candidate_pairs(pivot, {}, XragConfig(max_entity_articles=4)).pairs} == {"en:1~en:2"}
+    limited = candidate_pairs(pivot, {}, XragConfig(max_entity_articles=3))
+    assert limited.pairs == [] and limited.hubs == {"Q7"}
+    loose = candidate_pairs(pivot, {}, XragConfig(max_entity_articles=3, min_shared_entities=1))
+    assert [(p.pair_id, p.shared) for p in loose.pairs] == [("en:1~en:2", ("Q8",))]
+
+
+def _brute_force(pivot: list[Article], german: list[Article], config: XragConfig) -> tuple[dict, Counter]:
+    """The rule as the docs state it, over every pair: the kept pair ids per group with their shared entities, and
+    how many more met the rule."""
+    def hubs(articles: list[Article]) -> set[str]:
+        counts = Counter(entity for article in articles for entity in article.evidence)
+        return {entity for entity, n in counts.items() if n > config.max_entity_articles}
+
+    def days(a: Article, b: Article) -> float | None:
+        return None if a.timestamp is None or b.timestamp is None else abs((a.timestamp - b.timestamp).days)
+
+    groups = {"monolingual": ([(a, b) for a in pivot for b in pivot if b.page_id > a.page_id], hubs(pivot)),
+              "crosslingual en–de": ([(a, b) for a in pivot for b in german if a.qid and b.qid and a.qid != b.qid],
+                                     hubs(pivot) | hubs(german))}
+    kept, beyond = {}, Counter()
+    for group, (pairs, common) in groups.items():
+        met = sorted(((-len((a.evidence & b.evidence) - common), f"{a.key}~{b.key}", (a.evidence & b.evidence) - common)
+                      for a, b in pairs if len((a.evidence & b.evidence) - common) >= config.min_shared_entities
+                      and (days(a, b) is None or days(a, b) <= config.max_days_apart)))
+        kept |= {pair_id: tuple(sorted(shared)) for _, pair_id, shared in met[: config.max_pairs]}
+        beyond[group] = max(0, len(met) - config.max_pairs)
+    return kept, +beyond
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_join_keeps_what_the_rule_over_every_pair_keeps(seed: int) -> None:
+    """Random articles (whole days apart, some without a date or QID, entities from a small skewed vocabulary so
+    some are hubs): the pairs, their evidence and the counts past the cap equal those of the rule applied to every
+    pair one by one."""
+    rng = random.Random(seed)
+    vocabulary = [f"Q{n}" for n in range(1, 40)]
+
+    def article(lang: str, page_id: int) -> Article:
+        qid = rng.choice([None, *vocabulary]) if rng.random() < 0.2 else rng.choice(vocabulary)
+        mentions = set(rng.choices(vocabulary, weights=[1 / n for n in range(1, 40)], k=rng.randint(0, 8)))
+        return _article(lang, page_id, qid, mentions, days=None if rng.random() < 0.1 else rng.randint(0, 40))
+
+    pivot = [article("en", page_id) for page_id in rng.sample(range(1, 500), 30)]
+    german = [article("de", page_id) for page_id in rng.sample(range(1, 500), 25)]
+    config = XragConfig(min_shared_entities=rng.randint(1, 3), max_pairs=rng.randint(1, 40),
+                        max_entity_articles=rng.randint(5, 30), max_days_apart=rng.choice([0, 7, 14, 30]))
+    pairing = candidate_pairs(pivot, {"de": german}, config)
+    kept, beyond = _brute_force(pivot, german, config)
+    assert {p.pair_id: p.shared for p in pairing.pairs} == kept
+    assert pairing.beyond == beyond
+    assert all(p.score == len(p.shared) for p in pairing.pairs)
 
 
 # --- the relatedness check -----------------------------------------------------------------------------------------
@@ -215,13 +265,12 @@ def _needle(wh: Warehouse, pair: dict, config: XragConfig) -> str:
     return f"{text_a[: config.check_chars][-40:]}\nSecond: {pair['title_b']}. "
 
 
-def test_the_check_sets_each_pairs_status_and_leaves_filtered_pairs_alone(sample_home: Path,
-                                                                         server: FakeLLMServer) -> None:
+def test_the_check_sets_each_pairs_status(sample_home: Path, server: FakeLLMServer) -> None:
     config = XragConfig(pair_kinds=("monolingual",), max_pairs=5)
     with Warehouse(sample_home) as wh:
         find_pairs(wh, "b", ["en"], config, "fp-pairs")
         before = _pairs(wh, "b")
-        asked = sorted((p for p in before.values() if p["status"] == "candidate"), key=lambda p: p["pair_id"])
+        asked = sorted(before.values(), key=lambda p: p["pair_id"])
         assert len(asked) == 5
         no, garbled, refused, echoed_no = asked[0], asked[1], asked[2], asked[3]
         chat_replies.install(server)  # a chat model's reasoning and tagged "yes", unless scripted otherwise
@@ -232,7 +281,8 @@ def test_the_check_sets_each_pairs_status_and_leaves_filtered_pairs_alone(sample
         server.script(_needle(wh, refused, config), Fault.with_status(400, "prompt rejected"))
         output = check_related(wh, fake_client(wh, server), "b", "fake", config, "fp-check")
         after = {p["pair_id"]: p for p in _pairs(wh, "b").values()}
-    assert len(server.calls) == 5  # one call per unfiltered pair; the 400 is not retried
+    assert {p["status"] for p in asked} == {"candidate"}
+    assert len(server.calls) == 5  # one call per pair; the 400 is not retried
     assert output.rows == len(before)
     def verdict(pair: dict) -> tuple[str, str | None]:
         return after[pair["pair_id"]]["status"], after[pair["pair_id"]]["reason"]
@@ -243,9 +293,6 @@ def test_the_check_sets_each_pairs_status_and_leaves_filtered_pairs_alone(sample
     assert after[refused["pair_id"]]["status"] == "call_failed"
     assert "prompt rejected" in after[refused["pair_id"]]["reason"]
     assert verdict(asked[4]) == ("related", None)
-    for pair in before.values():
-        if pair["status"] == "filtered":
-            assert (after[pair["pair_id"]]["status"], after[pair["pair_id"]]["reason"]) == ("filtered", pair["reason"])
     assert {p["fingerprint"] for p in after.values()} == {"fp-check"}
 
 
@@ -256,10 +303,9 @@ def test_a_budget_stop_leaves_the_rest_skipped_and_a_rerun_resumes(sample_home: 
         chat_replies.install(server)
         client = fake_client(wh, server)
         check_related(wh, client, "b", "fake", config, "fp-1", budget=Budget(max_calls=2))
-        first = [p["status"] for p in sorted(_pairs(wh, "b").values(), key=lambda p: p["pair_id"])
-                 if p["status"] != "filtered"]
+        first = [p["status"] for p in sorted(_pairs(wh, "b").values(), key=lambda p: p["pair_id"])]
         check_related(wh, client, "b", "fake", config, "fp-2")
-        second = {p["status"] for p in _pairs(wh, "b").values() if p["status"] != "filtered"}
+        second = {p["status"] for p in _pairs(wh, "b").values()}
     assert sorted(first) == ["related", "related", "skipped_budget", "skipped_budget"]
     assert second == {"related"}
     assert len(server.calls) == 4  # the two answered before the stop came from the cache
