@@ -210,7 +210,8 @@ def register(prefect: Prefect, timeout: float) -> None:
 
 def run_demo(prefect: Prefect, scratch: Path, timeout: float, *, at_once: bool = False) -> Demo:
     """Run corpus, rerun-stage and backfill on the sample through the workers (which must be running); ``at_once``:
-    the rerun and the backfill together, on two workers, as on a stack."""
+    the backfill, and the rerun submitted once a worker holds it, so the other worker runs the rerun meanwhile (a
+    stack's workers each run one flow run at a time)."""
     from tasks.sample.mirror import build_sample_mirror
 
     home = prefect.env["BABELBENCH_HOME"]
