@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 import dask
 
+from tasks.progress import Progress
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
@@ -98,17 +100,34 @@ def parallelism() -> int:
     return max(1, sum(worker["nthreads"] for worker in workers))
 
 
-def map_parallel(fn: Callable[..., T], items: Sequence[Any], *, scatter: bool = False, **kwargs: Any) -> list[T]:
+def map_parallel(fn: Callable[..., T], items: Sequence[Any], *, scatter: bool = False, progress: Progress | None = None,
+                 count: Callable[[Any, T], int] | None = None, **kwargs: Any) -> list[T]:
     """``[fn(item, **kwargs) for item in items]``, on Dask unless inline mode is chosen.
 
     ``scatter``: the items are data (megabytes each), sent straight to the
     workers rather than through the scheduler inside the task graph.
+    ``progress`` advances by one part as each item's result arrives (in the
+    order they finish), holding ``count(item, result)`` items.
     """
+    def arrived(item: Any, result: T) -> T:
+        if progress is not None:
+            progress.advance(1, None if count is None else count(item, result))
+        return result
+
     if mode() == "inline":
-        return [fn(item, **kwargs) for item in items]
+        return [arrived(item, fn(item, **kwargs)) for item in items]
     client = _get_client()
     futures = client.map(fn, client.scatter(list(items), hash=False) if scatter else items, pure=False, **kwargs)
-    return client.gather(futures)
+    if progress is None:
+        return client.gather(futures)
+    from distributed import as_completed
+
+    place = {future.key: position for position, future in enumerate(futures)}
+    results: list[Any] = [None] * len(futures)
+    for future, result in as_completed(futures, with_results=True):
+        position = place[future.key]
+        results[position] = arrived(items[position], result)
+    return results
 
 
 @contextmanager

@@ -19,11 +19,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from tasks.placement import DeviceConfig
+from tasks.resources import resource_failure
 from tasks.text.languages import rule_digest
 from tasks.version import code_version
 from tasks.warehouse.db import ARTIFACTS_GUARD, Warehouse, guard
@@ -226,8 +228,12 @@ def run_stage(
                 raise
             log.info("%s: %s; computing it again", what, exc)
         except Exception as exc:
-            _record(wh, stage, cell, fp, config_fields, input_fps, "failed", None, 0, f"{type(exc).__name__}: {exc}",
-                    started, clock, run_id)
+            exhausted = resource_failure(exc, what, sorted(cell_rules(cell)), Path(wh.home))
+            failure = exhausted or exc
+            _record(wh, stage, cell, fp, config_fields, input_fps, "failed", None, 0,
+                    f"{type(failure).__name__}: {failure}", started, clock, run_id)
+            if exhausted is not None:
+                raise exhausted from exc
             raise
     return StageRef(
         stage=stage.name, cell=cell, fingerprint=fp, status="computed",

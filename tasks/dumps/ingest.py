@@ -30,6 +30,7 @@ from tasks.dumps.sitelinks import iter_page_props_sitelinks, iter_wikidata_sitel
 from tasks.dumps.sources import DumpRequest
 from tasks.dumps.xml_pages import SiteInfo, iter_xml_pages
 from tasks.errors import ConfigError, InputFormatError, TruncatedInputError
+from tasks.progress import Progress
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse, upsert
 from tasks.warehouse.lake import LAKE_TABLES, Shard, ShardWriter, cell_dir
@@ -287,16 +288,20 @@ def ingest_documents(wh: Warehouse, lang: str, files: dict[str, Path], fingerpri
     """
     units = plan_units(lang, files, parallelism=1 if max_docs is not None else compute.parallelism())
     directory = cell_dir(wh.lake_root, "documents_raw", lang, fingerprint)
-    if max_docs is None:
-        results = compute.map_parallel(parse_unit, units, lake_root=wh.lake_root, directory=directory, fingerprint=fingerprint)
-    else:  # a prefix of the dump, in file order: sequential so "the first N" is well defined
-        results, remaining = [], max_docs
-        for unit in units:
-            if remaining <= 0:
-                break
-            result = parse_unit(unit, lake_root=wh.lake_root, directory=directory, fingerprint=fingerprint, limit=remaining)
-            results.append(result)
-            remaining -= result.rows
+    with Progress(f"documents {lang}", len(units), "doc", parts="part") as progress:
+        if max_docs is None:
+            results = compute.map_parallel(parse_unit, units, progress=progress, count=lambda _, result: result.rows,
+                                           lake_root=wh.lake_root, directory=directory, fingerprint=fingerprint)
+        else:  # a prefix of the dump, in file order: sequential so "the first N" is well defined
+            results, remaining = [], max_docs
+            for unit in units:
+                if remaining <= 0:
+                    break
+                result = parse_unit(unit, lake_root=wh.lake_root, directory=directory, fingerprint=fingerprint,
+                                    limit=remaining)
+                results.append(result)
+                remaining -= result.rows
+                progress.advance(1, result.rows)
     rows = sum(result.rows for result in results)
     issues = [issue for result in results for issue in result.issues]
     issues += settle_breaks(_breaks(results), rows)

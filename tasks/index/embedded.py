@@ -18,7 +18,7 @@ import shutil
 import uuid
 from array import array
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -47,6 +47,7 @@ from tasks.index.base import (
     read_info,
     resolve_info,
 )
+from tasks.progress import Progress
 from tasks.warehouse import writers
 from tasks.warehouse.atomic import atomic_write_text
 
@@ -442,13 +443,16 @@ class TantivyIndex:
         def analyse(pool: ThreadPoolExecutor, in_flight: int) -> None:
             if texts[BODY]:
                 pending.append({name: pool.submit(_SplitTexts.of, texts[name]) for name in FIELDS})
+                progress.advance(len(texts[BODY]))
                 texts.update({name: [] for name in FIELDS})
             while len(pending) > in_flight:
                 for name, split in pending.popleft().items():
                     fields[name].add_texts(split.result(), analyzer, pool)
 
-        with ThreadPoolExecutor(max_workers=max(2, thread_budget())) as pool:
-            for position, row in enumerate(tqdm(docs, desc=f"index {plan.lang}", unit="doc", disable=None)):
+        total = len(docs) if isinstance(docs, Sized) else None
+        with ThreadPoolExecutor(max_workers=max(2, thread_budget())) as pool, \
+                Progress(f"index {plan.lang}", total, "doc") as progress:
+            for position, row in enumerate(docs):
                 doc_id, title, text = checked_row(row, position, source)
                 title, body = prepare_document(title, text, plan, config.truncate)
                 texts[TITLE].append(title)

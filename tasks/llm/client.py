@@ -31,7 +31,6 @@ from typing import Any, TypeVar
 
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
-from tqdm import tqdm
 
 from tasks.errors import ConfigError
 from tasks.llm.backends import Backend, NegotiatesStructure, create_backend
@@ -52,6 +51,7 @@ from tasks.llm.types import (
     RefusedRequestError,
     TransientLLMError,
 )
+from tasks.progress import Progress
 from tasks.retry import RetryPolicy
 from tasks.warehouse.db import Warehouse
 
@@ -342,9 +342,13 @@ class LLMClient:
 
     def _submit(self, batch: _Batch) -> concurrent.futures.Future[dict[str, CallResult]]:
         calls = _call_loop()
-        return calls.submit(self._call_all(batch, calls.limits(batch.spec)))
+        # made here, in the caller's thread: its Prefect run is the one the progress belongs to
+        progress = Progress(f"{batch.stage} {batch.spec.name}", len(batch.pending), "call")
+        future = calls.submit(self._call_all(batch, calls.limits(batch.spec), progress))
+        future.add_done_callback(lambda _: progress.close())
+        return future
 
-    async def _call_all(self, batch: _Batch, limits: _Limits) -> dict[str, CallResult]:
+    async def _call_all(self, batch: _Batch, limits: _Limits, progress: Progress) -> dict[str, CallResult]:
         """The batch's pending requests, on the call loop, at most the model's concurrency at a time."""
         try:
             negotiation = await limits.checked(batch.spec, Path(self.wh.home))
@@ -358,19 +362,18 @@ class LLMClient:
 
         commits = _GroupCommit(self.wh)
 
-        async def one(key: str, request: LLMRequest, bar: tqdm) -> None:
+        async def one(key: str, request: LLMRequest, progress: Progress) -> None:
             async with limits.gate:
                 result, finished = await self._call_one(backend, limits, batch, key, request)
             if finished is not None:
                 await commits.store(finished)
             outcomes[key] = result
-            bar.update()
+            progress.advance()
 
         try:
-            with tqdm(total=len(batch.pending), desc=f"{batch.stage}: {batch.spec.name}", unit="call", disable=None) as bar:
-                async with asyncio.TaskGroup() as group:
-                    for key, request in batch.pending.items():
-                        group.create_task(one(key, request, bar))
+            async with asyncio.TaskGroup() as group:
+                for key, request in batch.pending.items():
+                    group.create_task(one(key, request, progress))
         except BaseExceptionGroup as failure:
             raise failure.exceptions[0]  # the bug itself, not a group of one
         finally:

@@ -24,6 +24,7 @@ from tasks.index.corpus import articles_sql
 from tasks.index.registry import get_backend
 from tasks.pairing.config import ClirConfig
 from tasks.pairing.labels import label_batch, normalise_batch
+from tasks.progress import Progress
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_TABLES, RETRIEVAL_HIT_SCHEMA, Shard, ShardWriter, cell_dir
@@ -96,8 +97,11 @@ def mine_language(wh: Warehouse, lang: str, backend: str, index_path: Path, inde
         for i in range(0, len(articles), QUERY_BATCH)
     ]
     directory = cell_dir(wh.lake_root, "retrieval_hits", lang, fingerprint)
-    shard_lists = compute.map_parallel(mine_batch, batches, index_config=index_config, clir=clir,
-                                       lake_root=wh.lake_root, directory=directory, fingerprint=fingerprint)
+    with Progress(f"retrieval {lang}", len(batches), "query", parts="batch") as progress:
+        shard_lists = compute.map_parallel(mine_batch, batches, progress=progress,
+                                           count=lambda batch, _: len(batch.page_ids), index_config=index_config,
+                                           clir=clir, lake_root=wh.lake_root, directory=directory,
+                                           fingerprint=fingerprint)
     shards = [shard for shards in shard_lists for shard in shards]
     wh.replace_cell("retrieval_hits", lang, fingerprint, shards)
     log.info("retrieval[%s]: %d queries, %d hit rows", lang, len(articles), sum(s.rows for s in shards))
