@@ -11,8 +11,9 @@ a query in no base split (full collection only) holds just its judgements.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+import itertools
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -26,16 +27,24 @@ from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import CLIR_QREL_SCHEMA, LAKE_TABLES, ShardWriter, cell_dir
 
 UNSPLIT = "full"  # a query beyond the split caps, or in no split: part of the full collection only
+READ_ROWS = 100_000  # hits read at a time
+WRITE_ROWS = 500_000  # qrel rows written at a time (a shard or more)
 
 
-def _labelled_hits(wh: Warehouse, lang: str) -> dict[int, list[tuple[int, int]]]:
-    """query page id → [(doc page id, label)] of one language's mining run."""
-    hits: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for query_id, doc_id, label in wh.query(
-            "SELECT query_page_id, doc_page_id, label FROM retrieval_hits WHERE lang = ?"
-            " ORDER BY query_page_id, coalesce(rank, 2147483647)", [lang]):
-        hits[query_id].append((doc_id, label))
-    return hits
+def _query_hits(wh: Warehouse, lang: str) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+    """(query page id, [(doc page id, label)]) of one language's mining run, query by query in page id order, read
+    as they are consumed (a language's hits are its articles times ``top_k`` rows)."""
+    current, hits = None, []
+    for rows in wh.batches("SELECT query_page_id, doc_page_id, label FROM retrieval_hits WHERE lang = ?"
+                           " ORDER BY query_page_id, coalesce(rank, 2147483647)", [lang], size=READ_ROWS):
+        for query_id, doc_id, label in rows:
+            if query_id != current:
+                if current is not None:
+                    yield current, hits
+                current, hits = query_id, []
+            hits.append((doc_id, label))
+    if current is not None:
+        yield current, hits
 
 
 def _qids(wh: Warehouse, lang: str) -> dict[int, str]:
@@ -49,38 +58,47 @@ def _split_of(per_query_qid: dict[int, str], direction: tuple[str, str], config:
 
 
 def _write(wh: Warehouse, cell: str, fingerprint: str, rows: Iterable[tuple]) -> StageOutput:
-    columns: dict[str, list] = {name: [] for name in CLIR_QREL_SCHEMA.names}
-    for row in rows:
-        for name, value in zip(CLIR_QREL_SCHEMA.names, row, strict=True):
-            columns[name].append(value)
+    """The rows (grouped by query) as the cell's shards, ``WRITE_ROWS`` at a time."""
     writer = ShardWriter(wh.lake_root, cell_dir(wh.lake_root, "clir_qrels", cell, fingerprint),
                          LAKE_TABLES["clir_qrels"], fingerprint)
-    if columns["query_id"]:
+    rows, queries, last = iter(rows), 0, None
+    while chunk := list(itertools.islice(rows, WRITE_ROWS)):
+        columns = dict(zip(CLIR_QREL_SCHEMA.names, map(list, zip(*chunk, strict=True)), strict=True))
+        for query_id in columns["query_id"]:
+            if query_id != last:
+                queries, last = queries + 1, query_id
         writer.add_table(pa.table(columns, schema=CLIR_QREL_SCHEMA))
     wh.replace_cell("clir_qrels", cell, fingerprint, writer.shards)
-    return StageOutput(rows=writer.rows, message=f"{len(set(columns['query_id']))} queries")
+    return StageOutput(rows=writer.rows, message=f"{queries} queries")
 
 
 def build_bi(wh: Warehouse, collection: str, src: str, tgt: str, config: ClirConfig, cell: str, fingerprint: str) -> StageOutput:
-    """Qrels of the BI direction ``src``→``tgt``: projected labels, QID-disjoint split, padding."""
+    """Qrels of the BI direction ``src``→``tgt``: projected labels, QID-disjoint split, padding.
+
+    The projected judgements are kept as flat arrays (a query's slice of doc ids and labels), not as Python
+    tuples, since every judged query must be known before the splits are drawn.
+    """
     src_qids, tgt_qids = _qids(wh, src), _qids(wh, tgt)
     tgt_by_qid = {qid: page_id for page_id, qid in tgt_qids.items()}
     pool = sorted(tgt_qids) if config.pad else []
-    judged: dict[int, list[tuple[int, int]]] = {}
-    for query_id, hits in _labelled_hits(wh, src).items():
+    queries, ends, docs, labels = array("q"), array("q"), array("q"), array("b")
+    for query_id, hits in _query_hits(wh, src):
         query_qid = src_qids.get(query_id)
         if query_qid is None:
             continue
         projected = project(query_qid, [(src_qids.get(doc), label) for doc, label in hits], tgt_by_qid,
                             force_self=config.force_self_label)
         if any(label > 0 for _, label in projected):
-            judged[query_id] = projected
-    splits = _split_of({q: src_qids[q] for q in judged}, (src, tgt), config)
+            queries.append(query_id)
+            docs.extend(doc for doc, _ in projected)
+            labels.extend(label for _, label in projected)
+            ends.append(len(docs))
+    splits = _split_of({q: src_qids[q] for q in queries}, (src, tgt), config)
     rows = (
         (collection, src, tgt, splits[query_id], query_id, doc_id, label, is_pad)
-        for query_id in sorted(judged)
-        for doc_id, label, is_pad in _padded(judged[query_id], splits[query_id], pool, config,
-                                             f"{src}>{tgt}:{query_id}")
+        for query_id, start, end in zip(queries, [0, *ends[:-1]], ends, strict=True)
+        for doc_id, label, is_pad in _padded(list(zip(docs[start:end], labels[start:end], strict=True)),
+                                             splits[query_id], pool, config, f"{src}>{tgt}:{query_id}")
     )
     return _write(wh, cell, fingerprint, rows)
 
@@ -106,10 +124,8 @@ def build_multi(wh: Warehouse, collection: str, langs: Sequence[str], src: str, 
     of the build): only topics with a query in every one of them are kept.
     """
     qids = {lang: _qids(wh, lang) for lang in langs}
-    judgements = {
-        lang: {qids[lang][query]: hits for query, hits in _labelled_hits(wh, lang).items() if query in qids[lang]}
-        for lang in langs
-    }
+    judgements = {lang: {qids[lang][query]: hits for query, hits in _query_hits(wh, lang) if query in qids[lang]}
+                  for lang in langs}
     pools = {lang: sorted(qids[lang]) if config.pad else [] for lang in langs}
     query_of_topic = {qid: page_id for page_id, qid in qids[src].items()}
     topics = multi_topics(judgements, list(langs))
