@@ -220,14 +220,14 @@ def run_demo(prefect: Prefect, scratch: Path, timeout: float, *, at_once: bool =
     corpus = prefect.wait_final(prefect.run_deployment("corpus-monthly", {
         "langs": first, "source": mirror.root.as_uri(), "kind": "cirrus", "sitelinks": "auto", "home": home,
         "progress": False}), timeout)
-    rerun_params = {"stage": "sitelinks", "scope": "corpus", "home": home}
+    rerun_params, backfill_params = {"stage": "sitelinks", "scope": "corpus", "home": home}, {"langs": rest, "home": home}
     if at_once:  # the long backfill first; while it holds one worker, only the other can take the rerun
-        backfill = prefect.wait_taken(prefect.run_deployment("backfill", {"langs": rest, "home": home}), timeout)
+        backfill = prefect.wait_taken(prefect.run_deployment("backfill", backfill_params), timeout)
         rerun = prefect.wait_final(prefect.run_deployment("rerun-stage", rerun_params), timeout)
         backfill = prefect.wait_final(backfill, timeout)
     else:
         rerun = prefect.wait_final(prefect.run_deployment("rerun-stage", rerun_params), timeout)
-        backfill = prefect.wait_final(prefect.run_deployment("backfill", {"langs": rest, "home": home}), timeout)
+        backfill = prefect.wait_final(prefect.run_deployment("backfill", backfill_params), timeout)
     prefect.set_automations(chained_automations(), enabled=True)
     return Demo(prefect.deployment("rerun-stage"), prefect.subflow_artifact(rerun, "babelbench-corpus-summary"),
                 prefect.markdown_artifacts("backfill")[-1], {"corpus": corpus, "rerun": rerun, "backfill": backfill})

@@ -41,7 +41,7 @@ class Progress:
         """``parts`` more parts done, holding ``items`` items (one per part when not given)."""
         self.done += parts
         self.items += parts if items is None else items
-        if parts != (parts if items is None else items):
+        if items is not None and items != parts:  # parts of many items: show the items beside the bar
             self._bar.set_postfix_str(f"{self.items:,} {self.unit}s, {self.rate():,.0f} {self.unit}s/s", refresh=False)
         self._bar.update(parts)
         if time.monotonic() - self._published >= PUBLISH_SECONDS:
@@ -86,7 +86,10 @@ class Progress:
 
         if FlowRunContext.get() is None and TaskRunContext.get() is None:
             return
-        percent = 100.0 * self.done / self.total if self.total else 0.0 if self.total is None else 100.0
+        if self.total is None:
+            percent = 0.0  # unknown: the description carries the counts
+        else:
+            percent = 100.0 * self.done / self.total if self.total else 100.0
         try:  # _sync: also from inside an event loop (the model client's), where Prefect would hand back a coroutine
             if self._artifact is None:
                 self._artifact = create_progress_artifact(percent, key=artifact_key(self.description),

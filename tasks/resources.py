@@ -12,15 +12,16 @@ exception is left alone.
 from __future__ import annotations
 
 import errno
-import os
 import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import psutil
 
 from tasks.errors import BabelbenchError
-from tasks.warehouse.lake import LAKE_ENV
+from tasks.warehouse.lake import LOCAL_PROTOCOLS
 
 DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
 GB = 1024**3
@@ -34,13 +35,14 @@ class ResourceExhausted(BabelbenchError):
         super().__init__(message)
 
 
-def resource_failure(exc: BaseException, what: str, langs: list[str], home: Path) -> ResourceExhausted | None:
-    """The :class:`ResourceExhausted` that ``exc`` (raised by ``what``, a ``stage[cell]`` in ``langs``) stands for,
-    or None when it is not about memory or disk."""
+def resource_failure(exc: BaseException, what: str, langs: list[str], home: Path,
+                     lake: Any) -> ResourceExhausted | None:
+    """The :class:`ResourceExhausted` that ``exc`` (raised by ``what``, a ``stage[cell]`` in ``langs``, writing to
+    ``home`` and the warehouse's ``lake`` root) stands for, or None when it is not about memory or disk."""
     where = f"{what} ({'language ' + ', '.join(langs) if langs else 'no single language'})"
     if _out_of_disk(exc):
         free = ", ".join(f"{path}: {shutil.disk_usage(path).free / GB:.1f} GB free"
-                         for path in _disk_paths(home) if path.exists())
+                         for path in _disk_paths(home, lake) if path.exists())
         return ResourceExhausted("disk", (
             f"{where} ran out of disk space: {exc}. Now {free}. What to change: free space there, or point "
             "BABELBENCH_HOME (the warehouse and indexes), BABELBENCH_LAKE (Parquet shards) or TMPDIR (DuckDB's and "
@@ -75,10 +77,10 @@ def _killed_worker(exc: BaseException) -> bool:
     return type(exc).__name__ == "KilledWorker" and type(exc).__module__.startswith("distributed")
 
 
-def _disk_paths(home: Path) -> list[Path]:
-    lake = os.environ.get(LAKE_ENV)
-    paths = [home] + ([Path(lake)] if lake and "://" not in lake else []) + [Path(os.environ.get("TMPDIR", "/tmp"))]
-    return list(dict.fromkeys(paths))
+def _disk_paths(home: Path, lake: Any) -> list[Path]:
+    """The local folders a cell writes to: the home, the lake when it is on this machine, the temporary folder."""
+    local_lake = [Path(lake.path)] if lake.protocol in LOCAL_PROTOCOLS else []
+    return list(dict.fromkeys([home, *local_lake, Path(tempfile.gettempdir())]))
 
 
 def _peak_rss() -> int:

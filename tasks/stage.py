@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -228,7 +227,7 @@ def run_stage(
                 raise
             log.info("%s: %s; computing it again", what, exc)
         except Exception as exc:
-            exhausted = resource_failure(exc, what, sorted(cell_rules(cell)), Path(wh.home))
+            exhausted = resource_failure(exc, what, sorted(cell_rules(cell)), wh.home, wh.lake_root)
             failure = exhausted or exc
             _record(wh, stage, cell, fp, config_fields, input_fps, "failed", None, 0,
                     f"{type(failure).__name__}: {failure}", started, clock, run_id)

@@ -113,4 +113,3 @@ def _article_table(side: Side, codes: dict[str, int]) -> pa.Table:
         "f": pa.array([day.toordinal() if day else None for day in side.first_seen], pa.int64()),
         "us": pa.array([(stamp - EPOCH) // MICROSECOND if stamp else None for stamp in side.timestamps], pa.int64()),
     })
-
