@@ -1,8 +1,9 @@
-"""An index over one language's articles of the warehouse: which documents are indexed, and where the index stage
-keeps what it built."""
+"""An index over one language's articles of the warehouse: which documents are indexed, how a stage reads them
+without holding them all, and where the index stage keeps what it built."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from tasks.index.base import IndexConfig
@@ -10,11 +11,44 @@ from tasks.index.registry import get_backend
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
 
+#: what makes a document of a language an article (``{lang}``: how the query names the language)
+_ARTICLE = "lang = {lang} AND NOT is_redirect AND NOT is_disambiguation AND page_id IS NOT NULL"
+#: articles read per query by :class:`Articles`: a chunk of texts in memory at a time (about 3 KB each)
+ARTICLE_CHUNK = 10_000
+
 
 def articles_sql(columns: str) -> str:
     """A query over one language's articles (``?`` = lang): no redirects, no disambiguation pages."""
-    return (f"SELECT {columns} FROM documents WHERE lang = ? AND NOT is_redirect AND NOT is_disambiguation"
-            " AND page_id IS NOT NULL ORDER BY page_id")
+    return f"SELECT {columns} FROM documents WHERE {_ARTICLE.format(lang='?')} ORDER BY page_id"
+
+
+class Articles:
+    """One language's articles in page-id order, read ``chunk`` articles at a time.
+
+    A query ordering every article's text makes DuckDB hold all of them at once (its sort keeps the rows; at a
+    million articles that is gigabytes, and its memory limit does not make it spill them). So the chunks' page-id
+    ranges are found first, from the ids alone, and each range is read and ordered on its own: a stage holds one
+    chunk. ``around`` is the query run per chunk, with ``{articles}`` for the chunk's rows (``columns`` of them);
+    it can name the language as ``$lang``.
+    """
+
+    def __init__(self, wh: Warehouse, lang: str, columns: str, *, around: str = "{articles} ORDER BY page_id",
+                 chunk: int = ARTICLE_CHUNK) -> None:
+        self.wh, self.lang = wh, lang
+        self.sql = around.format(articles=f"SELECT {columns} FROM documents WHERE {_ARTICLE.format(lang='$lang')}"
+                                          " AND page_id BETWEEN $low AND $high")
+        self.ranges: list[tuple[int, int, int]] = [tuple(row) for row in wh.query(
+            f"SELECT min(page_id), max(page_id), count(*) FROM (SELECT page_id, (row_number() OVER (ORDER BY page_id)"
+            f" - 1) // {int(chunk)} AS part FROM documents WHERE {_ARTICLE.format(lang='$lang')}) GROUP BY part"
+            " ORDER BY part", {"lang": lang})]
+
+    def __len__(self) -> int:
+        return sum(count for _, _, count in self.ranges)
+
+    def __iter__(self) -> Iterator[tuple]:
+        for low, high, _ in self.ranges:
+            for rows in self.wh.batches(self.sql, {"lang": self.lang, "low": low, "high": high}):
+                yield from rows
 
 
 def index_path(home: Path, backend: str, lang: str, fingerprint: str) -> Path:
@@ -25,6 +59,5 @@ def index_path(home: Path, backend: str, lang: str, fingerprint: str) -> Path:
 def build_index(wh: Warehouse, lang: str, backend: str, config: IndexConfig, fingerprint: str) -> StageOutput:
     """Index one language's articles (redirects and disambiguation pages are not documents)."""
     path = index_path(wh.home, backend, lang, fingerprint)
-    rows = wh.query(articles_sql("page_id, title, text"), [lang])
-    info = get_backend(backend).build(lang, rows, path, config)
+    info = get_backend(backend).build(lang, Articles(wh, lang, "page_id, title, text"), path, config)
     return StageOutput(rows=info.doc_count)

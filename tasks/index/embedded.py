@@ -194,9 +194,12 @@ class _FieldWords:
     def term_frequencies(self) -> csr_array:
         """The (word × document) counts, each word's documents in index order (one conversion of the blocks)."""
         blocks = [block.result() for block in self.blocks]
+        self.blocks.clear()
         for block in blocks:  # a block holds the columns of the words known when it was read
             block.resize((block.shape[0], len(self.vocabulary)))
-        counts = vstack(blocks, format="csr").T.tocsr()
+        counts = vstack(blocks, format="csr")
+        blocks.clear()  # two copies of the counts at a time, not three: at a million documents each is a gigabyte
+        counts = counts.T.tocsr()
         index_type = np.int32 if max(counts.nnz, *counts.shape) <= _INT32_MAX else np.int64  # what a search expects
         return csr_array((counts.data, counts.indices.astype(index_type, copy=False),
                           counts.indptr.astype(index_type, copy=False)), shape=counts.shape)

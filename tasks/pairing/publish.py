@@ -6,7 +6,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from tasks.errors import ConfigError
-from tasks.index.corpus import articles_sql
+from tasks.index.corpus import Articles
 from tasks.pairing.export import QueryRecord, docs_path, qrels_path, write_docs_tsv, write_qrels_jsonl
 from tasks.pairing.qrels import UNSPLIT
 from tasks.warehouse.db import Warehouse
@@ -46,5 +46,5 @@ def export_collection(wh: Warehouse, collection: str, out: Path) -> dict[str, in
     for (lang,) in wh.query("SELECT DISTINCT tgt_lang FROM clir_qrels WHERE collection = ? ORDER BY 1", [collection]):
         path = docs_path(out, collection, lang)
         written[str(path)] = write_docs_tsv(path, (
-            (str(page_id), f"{title} {text or ''}") for page_id, title, text in wh.query(articles_sql("page_id, title, text"), [lang])))
+            (str(page_id), f"{title} {text or ''}") for page_id, title, text in Articles(wh, lang, "page_id, title, text")))
     return written

@@ -41,7 +41,7 @@ from tasks.qa.window import Window, window_columns
 from tasks.stage import StageOutput
 from tasks.text.languages import rule_for
 from tasks.text.sentences import split_sentences
-from tasks.warehouse.db import Warehouse
+from tasks.warehouse.db import Warehouse, insert_rows
 from tasks.warehouse.records import ItemRecord, insert_records
 
 log = logging.getLogger(__name__)
@@ -150,10 +150,10 @@ def select_candidates(
     others = sorted({other for other in langs if other != lang})
     require_qid_coverage(wh, f"{benchmark} [{lang}]", others)
     rows = wh.query(
-        f"SELECT a.page_id, a.qid, a.title, length(a.text) AS chars,"
+        f"SELECT a.page_id, a.qid, a.title, a.chars,"
         f" coalesce(list_sort(list_distinct(list(s.lang) FILTER (s.lang IS NOT NULL))), []),"
         f" any_value(dd.first_dump), any_value(dd.on_or_before)"
-        f" FROM ({articles_sql('page_id, qid, title, text')}) a"
+        f" FROM ({articles_sql('page_id, qid, title, length(text) AS chars')}) a"
         f" LEFT JOIN document_dates dd ON dd.lang = ? AND dd.page_id = a.page_id"
         f" LEFT JOIN (SELECT DISTINCT qid, lang FROM sitelinks WHERE list_contains(?, lang)"
         f"            UNION SELECT DISTINCT qid, lang FROM documents WHERE list_contains(?, lang) AND qid IS NOT NULL) s"
@@ -173,8 +173,7 @@ def select_candidates(
         record[10] = True
     with wh.transaction() as cur:
         cur.execute("DELETE FROM qa_candidates WHERE benchmark = ? AND lang = ?", [benchmark, lang])
-        if records:
-            cur.executemany("INSERT INTO qa_candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", records)
+        insert_rows(cur, "qa_candidates", records)
     selected = sum(r[10] for r in records)
     checked = ", ".join(others) or "no other language"
     return StageOutput(rows=len(records),

@@ -18,17 +18,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from tqdm import tqdm
-
 from tasks.distractors.filters import parse_timestamp
 from tasks.dumps.titles import entity_matcher
 from tasks.errors import BabelbenchError
-from tasks.index.corpus import articles_sql
+from tasks.index.corpus import Articles
 from tasks.llm import Budget, BudgetLedger, LLMClient, prompt_request
 from tasks.llm.outcomes import item_outcome
 from tasks.llm.parsing import Parsed
 from tasks.llm.verdicts import YES_NO, read_yes_no
 from tasks.placement import resolve
+from tasks.progress import Progress
 from tasks.qa.entity_join import Side, top_pairs
 from tasks.qa.window import Window
 from tasks.qa.xrag_articles import article_texts
@@ -108,18 +107,19 @@ def load_articles(wh: Warehouse, lang: str, window: Window | None = None) -> lis
     """The articles of ``lang`` (those new in ``window``, when given) with the entities their texts mention (their
     own QID excluded)."""
     matcher = entity_matcher(wh, lang)
-    rows = wh.query(
-        f"SELECT a.*, dd.first_dump, dd.on_or_before FROM ({articles_sql('page_id, qid, title, text, timestamp')}) a"
-        " LEFT JOIN document_dates dd ON dd.lang = ? AND dd.page_id = a.page_id ORDER BY a.page_id", [lang, lang])
+    rows = Articles(wh, lang, "page_id, qid, title, text, timestamp", around=(
+        "SELECT a.*, dd.first_dump, dd.on_or_before FROM ({articles}) a"
+        " LEFT JOIN document_dates dd ON dd.lang = $lang AND dd.page_id = a.page_id ORDER BY a.page_id"))
     articles = []
-    for page_id, qid, title, text, timestamp, first, on_or_before in tqdm(
-            rows, desc=f"entities {lang}", unit="article", disable=None):
-        if window is not None and window.outside(first, on_or_before):
-            continue
-        where = f"{lang}:{page_id} ({title})"
-        entities = frozenset(matcher.find(text or "")) - {qid}
-        articles.append(Article(lang, page_id, qid, title, parse_timestamp(timestamp, where), entities,
-                                first if window is not None else None))
+    with Progress(f"entities {lang}", len(rows), "article") as progress:
+        for page_id, qid, title, text, timestamp, first, on_or_before in rows:
+            progress.advance()
+            if window is not None and window.outside(first, on_or_before):
+                continue
+            where = f"{lang}:{page_id} ({title})"
+            entities = frozenset(matcher.find(text or "")) - {qid}
+            articles.append(Article(lang, page_id, qid, title, parse_timestamp(timestamp, where), entities,
+                                    first if window is not None else None))
     return articles
 
 

@@ -13,6 +13,7 @@ must start and end at word boundaries, so "Tarsk" does not match inside
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 
 import ahocorasick
@@ -55,12 +56,17 @@ class EntityMatcher:
                 continue
             matches.append((start, end + 1, key))
         matches.sort(key=lambda m: (-(m[1] - m[0]), m[0]))
-        taken: list[tuple[int, int]] = []
+        # The matches kept so far, disjoint and in text order: a new one overlaps a kept one only if it overlaps
+        # its neighbour on either side, so each is checked in log time (an article has hundreds of matches).
+        starts: list[int] = []
+        stops: list[int] = []
         found: dict[str, set[str]] = {}
         for start, stop, key in matches:
-            if any(start < other_stop and other_start < stop for other_start, other_stop in taken):
+            at = bisect_right(starts, start)
+            if (at and stops[at - 1] > start) or (at < len(starts) and starts[at] < stop):
                 continue
-            taken.append((start, stop))
+            starts.insert(at, start)
+            stops.insert(at, stop)
             found.setdefault(key, set()).add(text[start:stop])
         return found
 

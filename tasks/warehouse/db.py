@@ -152,8 +152,8 @@ class Warehouse:
             self.refresh_views()
 
     # -- reading -----------------------------------------------------------------
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
-        """Rows of a query, from a cursor private to the calling thread."""
+    def query(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> list[tuple]:
+        """Rows of a query, from a cursor private to the calling thread; ``params`` by position or by name."""
         with self._cursor() as cur:
             return cur.execute(sql, params or []).fetchall()
 
@@ -164,9 +164,10 @@ class Warehouse:
             names = [d[0] for d in result.description] if result.description else []
             return names, result.fetchall()
 
-    def batches(self, sql: str, params: Sequence[Any] | None = None, size: int = 10_000) -> Iterator[list[tuple]]:
+    def batches(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None,
+                size: int = 10_000) -> Iterator[list[tuple]]:
         """The rows of a query in lists of at most ``size``, fetched as they are consumed (a table too large to
-        hold at once)."""
+        hold at once); ``params`` by position (``?``) or by name (``$name``)."""
         with self._cursor() as cur:
             result = cur.execute(sql, params or [])
             while rows := result.fetchmany(size):
