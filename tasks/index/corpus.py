@@ -25,10 +25,9 @@ def articles_sql(columns: str) -> str:
 class Articles:
     """One language's articles in page-id order, read ``chunk`` articles at a time.
 
-    A query ordering every article's text makes DuckDB hold all of them at once (its sort keeps the rows; at a
-    million articles that is gigabytes, and its memory limit does not make it spill them). So the chunks' page-id
-    ranges are found first, from the ids alone, and each range is read and ordered on its own: a stage holds one
-    chunk. ``around`` is the query run per chunk, with ``{articles}`` for the chunk's rows (``columns`` of them);
+    A query ordering every article's text makes DuckDB hold all of them at once (at a million articles,
+    gigabytes). So the chunks' page-id ranges are found first, from the ids alone (:meth:`Warehouse.key_ranges`),
+    and each range is read and ordered on its own: a stage holds one chunk. ``around`` is the query run per chunk, with ``{articles}`` for the chunk's rows (``columns`` of them);
     it can name the language as ``$lang``.
     """
 
@@ -37,10 +36,8 @@ class Articles:
         self.wh, self.lang = wh, lang
         self.sql = around.format(articles=f"SELECT {columns} FROM documents WHERE {_ARTICLE.format(lang='$lang')}"
                                           " AND page_id BETWEEN $low AND $high")
-        self.ranges: list[tuple[int, int, int]] = [tuple(row) for row in wh.query(
-            f"SELECT min(page_id), max(page_id), count(*) FROM (SELECT page_id, (row_number() OVER (ORDER BY page_id)"
-            f" - 1) // {int(chunk)} AS part FROM documents WHERE {_ARTICLE.format(lang='$lang')}) GROUP BY part"
-            " ORDER BY part", {"lang": lang})]
+        self.ranges = wh.key_ranges(f"SELECT page_id FROM documents WHERE {_ARTICLE.format(lang='$lang')}",
+                                    {"lang": lang}, chunk)
 
     def __len__(self) -> int:
         return sum(count for _, _, count in self.ranges)

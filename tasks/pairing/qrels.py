@@ -28,21 +28,26 @@ from tasks.warehouse.lake import CLIR_QREL_SCHEMA, LAKE_TABLES, ShardWriter, cel
 
 UNSPLIT = "full"  # a query beyond the split caps, or in no split: part of the full collection only
 READ_ROWS = 100_000  # hits read at a time
+QUERY_RANGE = 10_000  # queries whose hits one ordered read holds (about a million rows)
 WRITE_ROWS = 500_000  # qrel rows written at a time (a shard or more)
 
 
 def _query_hits(wh: Warehouse, lang: str) -> Iterator[tuple[int, list[tuple[int, int]]]]:
     """(query page id, [(doc page id, label)]) of one language's mining run, query by query in page id order, read
-    as they are consumed (a language's hits are its articles times ``top_k`` rows)."""
+    as they are consumed (a language's hits are its articles times ``top_k`` rows), ``QUERY_RANGE`` queries per
+    ordered read."""
+    ranges = wh.key_ranges("SELECT DISTINCT query_page_id FROM retrieval_hits WHERE lang = ?", [lang], QUERY_RANGE)
     current, hits = None, []
-    for rows in wh.batches("SELECT query_page_id, doc_page_id, label FROM retrieval_hits WHERE lang = ?"
-                           " ORDER BY query_page_id, coalesce(rank, 2147483647)", [lang], size=READ_ROWS):
-        for query_id, doc_id, label in rows:
-            if query_id != current:
-                if current is not None:
-                    yield current, hits
-                current, hits = query_id, []
-            hits.append((doc_id, label))
+    for low, high, _ in ranges:
+        for rows in wh.batches("SELECT query_page_id, doc_page_id, label FROM retrieval_hits WHERE lang = ?"
+                               " AND query_page_id BETWEEN ? AND ? ORDER BY query_page_id, coalesce(rank, 2147483647)",
+                               [lang, low, high], size=READ_ROWS):
+            for query_id, doc_id, label in rows:
+                if query_id != current:
+                    if current is not None:
+                        yield current, hits
+                    current, hits = query_id, []
+                hits.append((doc_id, label))
     if current is not None:
         yield current, hits
 

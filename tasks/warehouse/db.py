@@ -173,6 +173,14 @@ class Warehouse:
             while rows := result.fetchmany(size):
                 yield rows
 
+    def key_ranges(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None, size: int) -> list[tuple[Any, Any, int]]:
+        """``(first, last, count)`` of each run of ``size`` consecutive values of the distinct keys ``sql`` selects
+        (one column), in order: the ranges a large ordered read takes one at a time, so that DuckDB sorts one
+        range's rows at a time instead of holding all of them (its memory limit does not make such a sort spill)."""
+        return [tuple(row) for row in self.query(
+            f"SELECT min(k), max(k), count(*) FROM (SELECT k, (row_number() OVER (ORDER BY k) - 1) // {int(size)}"
+            f" AS part FROM ({sql}) AS keys(k)) GROUP BY part ORDER BY part", params)]
+
     def arrow_batches(self, sql: str, params: Sequence[Any] | None = None, size: int = 100_000) -> Iterator[pa.RecordBatch]:
         """The result of a query as Arrow record batches of at most ``size`` rows, read as they are consumed."""
         with self._cursor() as cur:

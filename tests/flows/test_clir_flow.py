@@ -13,6 +13,7 @@ from flows.clir import ClirBuildParams, clir_build_flow, clir_eval_flow
 from flows.corpus import CorpusParams, corpus_flow
 from tasks.errors import InputFormatError
 from tasks.imports.common import import_dataset
+from tasks.pairing import qrels
 from tasks.pairing.config import ClirConfig
 from tasks.pairing.export import read_qrels_jsonl, validate_export
 from tasks.pairing.publish import export_collection
@@ -316,3 +317,19 @@ def test_dense_ranker_and_cross_encoder_rerank_run_offline(corpus_home: Path, bu
     with Warehouse(corpus_home) as wh:
         rankers = {r for (r,) in wh.query("SELECT ranker FROM evaluations")}
     assert f"dense:{bi_encoder}>>rerank:{cross_encoder}" in rankers
+
+
+def test_qrels_read_in_ranges_of_queries_are_the_qrels_read_at_once(
+        corpus_home: Path, built: list[dict], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flow read each language's hits in one range (its queries are fewer than ``QUERY_RANGE``); three queries
+    per ordered read must give the same rows, splits and padding included."""
+    monkeypatch.setattr(qrels, "QUERY_RANGE", 3)
+    query = ("SELECT split, query_id, doc_id, label, is_pad FROM clir_qrels WHERE collection = ? AND src_lang = ?"
+             " AND tgt_lang = ? ORDER BY ALL")
+    with Warehouse(corpus_home) as wh:
+        for src, tgt in [("en", "de"), ("ja", "zh")]:
+            once = wh.query(query, ["t", src, tgt])
+            queries = {row[1] for row in once}
+            assert len(queries) > 3 * 2  # several ranges
+            qrels.build_bi(wh, "t-ranges", src, tgt, SMALL, f"t-ranges:{src}>{tgt}", "ranges")
+            assert wh.query(query, ["t-ranges", src, tgt]) == once
