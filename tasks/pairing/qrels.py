@@ -12,15 +12,16 @@ a query in no base split (full collection only) holds just its judgements.
 from __future__ import annotations
 
 import itertools
-from array import array
+from dataclasses import dataclass
 from collections.abc import Iterable, Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from tasks.index.corpus import articles_sql
-from tasks.pairing.config import ClirConfig
+from tasks.pairing.config import SELF_LABEL, ClirConfig
 from tasks.pairing.padding import pad
-from tasks.pairing.projection import multi_candidates, multi_topics, project
+from tasks.pairing.projection import multi_candidates, multi_topics
 from tasks.pairing.splits import assign_splits
 from tasks.stage import StageOutput
 from tasks.warehouse.db import Warehouse
@@ -62,50 +63,167 @@ def _split_of(per_query_qid: dict[int, str], direction: tuple[str, str], config:
     return {query: split_by_qid.get(qid, UNSPLIT) for query, qid in per_query_qid.items()}
 
 
-def _write(wh: Warehouse, cell: str, fingerprint: str, rows: Iterable[tuple]) -> StageOutput:
-    """The rows (grouped by query) as the cell's shards, ``WRITE_ROWS`` at a time."""
+def _row_tables(rows: Iterable[tuple]) -> Iterator[pa.Table]:
+    """Rows (grouped by query) as tables of ``WRITE_ROWS``."""
+    rows = iter(rows)
+    while chunk := list(itertools.islice(rows, WRITE_ROWS)):
+        yield pa.table(dict(zip(CLIR_QREL_SCHEMA.names, map(list, zip(*chunk, strict=True)), strict=True)),
+                       schema=CLIR_QREL_SCHEMA)
+
+
+def _write(wh: Warehouse, cell: str, fingerprint: str, tables: Iterable[pa.Table]) -> StageOutput:
+    """The tables (a query's rows together) as the cell's shards."""
     writer = ShardWriter(wh.lake_root, cell_dir(wh.lake_root, "clir_qrels", cell, fingerprint),
                          LAKE_TABLES["clir_qrels"], fingerprint)
-    rows, queries, last = iter(rows), 0, None
-    while chunk := list(itertools.islice(rows, WRITE_ROWS)):
-        columns = dict(zip(CLIR_QREL_SCHEMA.names, map(list, zip(*chunk, strict=True)), strict=True))
-        for query_id in columns["query_id"]:
-            if query_id != last:
-                queries, last = queries + 1, query_id
-        writer.add_table(pa.table(columns, schema=CLIR_QREL_SCHEMA))
+    queries, last = 0, None
+    for table in tables:
+        query_ids = table.column("query_id").to_numpy()
+        if len(query_ids):
+            queries += int(np.count_nonzero(_first_of_runs(query_ids))) - int(query_ids[0] == last)
+            last = query_ids[-1]
+        writer.add_table(table)
     wh.replace_cell("clir_qrels", cell, fingerprint, writer.shards)
     return StageOutput(rows=writer.rows, message=f"{queries} queries")
+
+
+@dataclass(frozen=True)
+class _Items:
+    """A language's page ids (sorted) and an integer for each page's Wikidata item; the integers are shared by the
+    languages of one build, so that items compare as integers across languages."""
+
+    pages: np.ndarray
+    items: np.ndarray
+
+    @classmethod
+    def of(cls, page_qids: dict[int, str], numbering: dict[str, int]) -> _Items:
+        pages = np.fromiter(page_qids, dtype=np.int64, count=len(page_qids))
+        items = np.fromiter((numbering.setdefault(qid, len(numbering)) for qid in page_qids.values()),
+                            dtype=np.int64, count=len(page_qids))
+        order = np.argsort(pages, kind="stable")
+        return cls(pages[order], items[order])
+
+    def pages_of(self, items: int) -> np.ndarray:
+        """For each of ``items`` item numbers, this language's page about it (-1: none); of two pages about one
+        item, the last in page-id order, as a dictionary built in that order keeps it."""
+        pages = np.full(items, -1, dtype=np.int64)
+        numbers, last = np.unique(self.items[::-1], return_index=True)
+        pages[numbers] = self.pages[::-1][last]
+        return pages
+
+    def lookup(self, page_ids: np.ndarray) -> np.ndarray:
+        """The item of each of ``page_ids``, -1 for a page without one."""
+        if not len(self.pages):
+            return np.full(len(page_ids), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.pages, page_ids), len(self.pages) - 1)
+        return np.where(self.pages[at] == page_ids, self.items[at], -1)
+
+
+def _range_hits(wh: Warehouse, lang: str) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(query, doc, label) arrays of one language's hits, ``QUERY_RANGE`` queries at a time, in no order."""
+    for low, high, _ in wh.key_ranges("SELECT DISTINCT query_page_id FROM retrieval_hits WHERE lang = ?", [lang],
+                                      QUERY_RANGE):
+        hits = pa.Table.from_batches(list(wh.arrow_batches(
+            "SELECT query_page_id, doc_page_id, label FROM retrieval_hits WHERE lang = ? AND query_page_id BETWEEN ?"
+            " AND ?", [lang, low, high])))
+        yield tuple(hits.column(name).to_numpy() for name in ("query_page_id", "doc_page_id", "label"))
+
+
+def _first_of_runs(*keys: np.ndarray) -> np.ndarray:
+    """Where each run of equal ``keys`` starts, in rows sorted by them."""
+    first = np.ones(len(keys[0]), dtype=bool)
+    if len(first) > 1:
+        first[1:] = np.logical_or.reduce([key[1:] != key[:-1] for key in keys])
+    return first
+
+
+def _projected(query: np.ndarray, doc: np.ndarray, label: np.ndarray, src: _Items, target_of_item: np.ndarray,
+               force_self: bool, lang: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`tasks.pairing.projection.project` for many queries at once: ``(query, target doc, label)`` rows, a
+    query's rows together, best label first and then by doc id; a query without an item, or without a relevant
+    target document, is left out."""
+    query_item, doc_item = src.lookup(query), src.lookup(doc)
+    judged = query_item >= 0
+    bad = judged & ((label < 0) | (label > SELF_LABEL))
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{lang} query {int(query[at])}: label {int(label[at])} of document {int(doc[at])} is outside"
+                         f" 0-{SELF_LABEL}")
+    target = np.where(doc_item >= 0, target_of_item[np.maximum(doc_item, 0)], -1)
+    kept = judged & (target >= 0)
+    rows = [query[kept], target[kept], np.where(doc_item == query_item, SELF_LABEL, label)[kept].astype(np.int8)]
+    if force_self:
+        queries, first = np.unique(query[judged], return_index=True)
+        own = target_of_item[query_item[judged][first]]
+        rows = [np.concatenate((rows[0], queries[own >= 0])), np.concatenate((rows[1], own[own >= 0])),
+                np.concatenate((rows[2], np.full(int(np.count_nonzero(own >= 0)), SELF_LABEL, dtype=np.int8)))]
+    query, target, grade = rows
+    order = np.lexsort((-grade, target, query))  # one row per target document: its best grade
+    query, target, grade = query[order], target[order], grade[order]
+    first = _first_of_runs(query, target)
+    query, target, grade = query[first], target[first], grade[first]
+    order = np.lexsort((target, -grade, query))
+    query, target, grade = query[order], target[order], grade[order]
+    relevant = np.isin(query, query[grade > 0])
+    return query[relevant], target[relevant], grade[relevant]
 
 
 def build_bi(wh: Warehouse, collection: str, src: str, tgt: str, config: ClirConfig, cell: str, fingerprint: str) -> StageOutput:
     """Qrels of the BI direction ``src``→``tgt``: projected labels, QID-disjoint split, padding.
 
-    The projected judgements are kept as flat arrays (a query's slice of doc ids and labels), not as Python
-    tuples, since every judged query must be known before the splits are drawn.
+    Projected as arrays, range of queries after range of queries (a language's hits are its articles times
+    ``top_k`` rows: at a million articles, Python objects per hit cost minutes and gigabytes); every judged query
+    must be known before the splits are drawn, so the judgements are kept as flat arrays until then.
     """
     src_qids, tgt_qids = _qids(wh, src), _qids(wh, tgt)
-    tgt_by_qid = {qid: page_id for page_id, qid in tgt_qids.items()}
+    numbering: dict[str, int] = {}
+    src_items, tgt_items = _Items.of(src_qids, numbering), _Items.of(tgt_qids, numbering)
+    target_of_item = tgt_items.pages_of(len(numbering))
+    parts = [_projected(*hits, src_items, target_of_item, config.force_self_label, src)
+             for hits in _range_hits(wh, src)]
+    queries, docs, labels = (np.concatenate([part[column] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
+                             for column in range(3))
+    starts = np.flatnonzero(_first_of_runs(queries))
+    query_ids = queries[starts]
+    splits = _split_of({query_id: src_qids[query_id] for query_id in query_ids.tolist()}, (src, tgt), config)
     pool = sorted(tgt_qids) if config.pad else []
-    queries, ends, docs, labels = array("q"), array("q"), array("q"), array("b")
-    for query_id, hits in _query_hits(wh, src):
-        query_qid = src_qids.get(query_id)
-        if query_qid is None:
-            continue
-        projected = project(query_qid, [(src_qids.get(doc), label) for doc, label in hits], tgt_by_qid,
-                            force_self=config.force_self_label)
-        if any(label > 0 for _, label in projected):
-            queries.append(query_id)
-            docs.extend(doc for doc, _ in projected)
-            labels.extend(label for _, label in projected)
-            ends.append(len(docs))
-    splits = _split_of({q: src_qids[q] for q in queries}, (src, tgt), config)
-    rows = (
-        (collection, src, tgt, splits[query_id], query_id, doc_id, label, is_pad)
-        for query_id, start, end in zip(queries, [0, *ends[:-1]], ends, strict=True)
-        for doc_id, label, is_pad in _padded(list(zip(docs[start:end], labels[start:end], strict=True)),
-                                             splits[query_id], pool, config, f"{src}>{tgt}:{query_id}")
-    )
-    return _write(wh, cell, fingerprint, rows)
+    return _write(wh, cell, fingerprint, _bi_tables(collection, src, tgt, query_ids, np.append(starts, len(queries)),
+                                                    docs, labels.astype(np.int8), splits, pool, config))
+
+
+def _bi_tables(collection: str, src: str, tgt: str, query_ids: np.ndarray, bounds: np.ndarray, docs: np.ndarray,
+               labels: np.ndarray, splits: dict[int, str], pool: Sequence[int], config: ClirConfig) -> Iterator[pa.Table]:
+    """The direction's rows, about ``WRITE_ROWS`` at a time: a query's judgements as they are, or padded (a query
+    of a base split, :func:`_padded`) one query at a time."""
+    split_of = np.array([splits[query_id] for query_id in query_ids.tolist()], dtype=object)
+    padded = np.array([config.pad and split != UNSPLIT for split in split_of.tolist()], dtype=bool)
+    first = 0
+    while first < len(query_ids):
+        last = max(first + 1, int(np.searchsorted(bounds, bounds[first] + WRITE_ROWS, side="right")) - 1)
+        counts = np.diff(bounds[first:last + 1])
+        of_row = np.repeat(np.arange(first, last), counts)
+        plain = ~padded[of_row]
+        rows = slice(int(bounds[first]), int(bounds[last]))
+        query_column, doc_column, label_column = ([np.repeat(query_ids[first:last], counts)[plain]],
+                                                  [docs[rows][plain]], [labels[rows][plain]])
+        split_column, pads = split_of[of_row][plain].tolist(), [False] * int(np.count_nonzero(plain))
+        for position in np.flatnonzero(padded[first:last]).tolist():
+            query = first + position
+            query_id, start, end = int(query_ids[query]), int(bounds[query]), int(bounds[query + 1])
+            padding = _padded(list(zip(docs[start:end].tolist(), labels[start:end].tolist(), strict=True)),
+                              split_of[query], pool, config, f"{src}>{tgt}:{query_id}")
+            query_column.append(np.full(len(padding), query_id, dtype=np.int64))
+            doc_column.append(np.array([row[0] for row in padding], dtype=np.int64))
+            label_column.append(np.array([row[1] for row in padding], dtype=np.int8))
+            split_column += [split_of[query]] * len(padding)
+            pads += [row[2] for row in padding]
+        columns = [np.concatenate(column) for column in (query_column, doc_column, label_column)]
+        count = len(columns[0])
+        yield pa.table({"collection": pa.repeat(pa.scalar(collection, pa.string()), count),
+                        "src_lang": pa.repeat(pa.scalar(src, pa.string()), count),
+                        "tgt_lang": pa.repeat(pa.scalar(tgt, pa.string()), count),
+                        "split": pa.array(split_column, pa.string()), "query_id": columns[0], "doc_id": columns[1],
+                        "label": columns[2], "is_pad": pa.array(pads, pa.bool_())}).cast(CLIR_QREL_SCHEMA)
+        first = last
 
 
 def _padded(results: Sequence[tuple[int, int]], split: str, pool: Sequence[int], config: ClirConfig,
@@ -142,4 +260,4 @@ def build_multi(wh: Warehouse, collection: str, langs: Sequence[str], src: str, 
         for doc_id, label, is_pad in _padded(candidates, splits[query_of_topic[topic]], pools[tgt], config,
                                              f"{src}>{tgt}:{topic}")
     )
-    return _write(wh, cell, fingerprint, rows)
+    return _write(wh, cell, fingerprint, _row_tables(rows))

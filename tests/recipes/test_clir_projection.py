@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
 import pytest
 
+from tasks.pairing import qrels
 from tasks.pairing.config import ClirConfig
 from tasks.pairing.projection import multi_candidates, multi_topics, project
 
@@ -91,3 +95,36 @@ def test_multi_languages_are_the_builds_languages_in_the_configured_set_in_build
     assert ClirConfig(multi_languages=("de", "en", "ar")).multi_langs(["en", "ja", "de"]) == ["en", "de"]
     # The default is the paper's MULTI-8: a build's other languages stay BI-only.
     assert ClirConfig().multi_langs(["ko", "zh", "en", "th", "ja"]) == ["zh", "en", "ja"]
+
+
+@pytest.mark.parametrize("force_self", [True, False])
+def test_a_range_of_queries_projected_at_once_is_each_query_projected_alone(force_self: bool) -> None:
+    """The qrels stage projects arrays of many queries' hits; :func:`project`, one query at a time, is the rule.
+    Random hits with pages without items, items without a target article, two source pages of one item, two target
+    pages of one item, and queries whose own article was or was not retrieved."""
+    rng = random.Random(17)
+    for _ in range(40):
+        src_qids = {page: f"Q{rng.randint(1, 60)}" for page in rng.sample(range(1, 300), 150)}
+        tgt_qids = {page: f"Q{rng.randint(1, 60)}" for page in sorted(rng.sample(range(1000, 1200), 50))}
+        tgt_by_qid = {qid: page for page, qid in tgt_qids.items()}
+        hits = []
+        for query in rng.sample(range(1, 300), 40):
+            docs = rng.sample(range(1, 300), rng.randint(1, 30))
+            hits += [(query, doc, rng.randint(0, 6)) for doc in docs]
+        rng.shuffle(hits)  # a range's hits come in no order
+        numbering: dict[str, int] = {}
+        src, tgt = qrels._Items.of(src_qids, numbering), qrels._Items.of(tgt_qids, numbering)
+        target_of_item = tgt.pages_of(len(numbering))
+        assert {qid: int(target_of_item[number]) for qid, number in numbering.items()
+                if target_of_item[number] >= 0} == tgt_by_qid
+        query, doc, label = (np.array(column, dtype=dtype) for column, dtype in zip(zip(*hits), (np.int64, np.int64, np.int8)))
+        got = qrels._projected(query, doc, label, src, target_of_item, force_self, "en")
+        expected = []
+        for query_id in sorted({h[0] for h in hits}):
+            if query_id not in src_qids:
+                continue
+            ranked = [(src_qids.get(d), lab) for q, d, lab in sorted(hits, key=lambda h: h[1]) if q == query_id]
+            projected = project(src_qids[query_id], ranked, tgt_by_qid, force_self=force_self)
+            if any(lab > 0 for _, lab in projected):
+                expected += [(query_id, d, lab) for d, lab in projected]
+        assert list(zip(*(column.tolist() for column in got))) == expected
