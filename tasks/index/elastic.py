@@ -16,14 +16,13 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from elasticsearch import ApiError, Elasticsearch, TransportError, helpers
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
-from tqdm import tqdm
 
 from tasks.errors import ConfigError
 from tasks.index.analysis import ES_PRESEGMENTED_ANALYZER, AnalysisPlan, plan_for, prepare_document, prepare_query
@@ -39,6 +38,7 @@ from tasks.index.base import (
     read_info,
     resolve_info,
 )
+from tasks.progress import Progress
 from tasks.retry import TRANSIENT_HTTP_STATUS
 from tasks.warehouse.atomic import atomic_write_text
 
@@ -208,11 +208,14 @@ class ElasticIndex:
 
         def actions() -> Iterator[dict[str, Any]]:
             nonlocal count
-            for position, row in enumerate(tqdm(docs, desc=f"index {plan.lang}", unit="doc", disable=None)):
-                doc_id, title, text = checked_row(row, position, source)
-                title, body = prepare_document(title, text, plan, config.truncate)
-                count += 1
-                yield {"_index": name, "_id": str(doc_id), "_source": {"doc_id": doc_id, "title": title, "body": body}}
+            with Progress(f"index {plan.lang}", len(docs) if isinstance(docs, Sized) else None, "doc") as progress:
+                for position, row in enumerate(docs):
+                    doc_id, title, text = checked_row(row, position, source)
+                    title, body = prepare_document(title, text, plan, config.truncate)
+                    count += 1
+                    progress.advance()
+                    yield {"_index": name, "_id": str(doc_id),
+                           "_source": {"doc_id": doc_id, "title": title, "body": body}}
 
         try:
             for _failure in helpers.streaming_bulk(
