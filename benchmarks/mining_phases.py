@@ -33,12 +33,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+import tantivy
 
 from _common import emit, say
 from clir_mining import CLIR, INDEX_CONFIG, LANG, OURS, FINGERPRINT, make_corpus
 from parse_throughput import compute_mode
-from tasks.index.analysis import plan_for, prepare_query
-from tasks.index.embedded import BODY, TITLE, _chunks, _open, _top_k, text_analyzer
+from tasks.index.analysis import AnalysisPlan, plan_for, prepare_query
+from tasks.index.embedded import BODY, TITLE, _chunks, _open, _Opened, _top_k, text_analyzer
 from tasks.index.registry import get_backend
 from tasks.pairing.labels import label_batch, normalise_batch
 from tasks.pairing.mining import QUERY_BATCH, QueryBatch, flat_hits, mine_batch
@@ -55,7 +56,8 @@ def _timed(totals: dict[str, float], phase: str, work: Callable[[], object]) -> 
     return result
 
 
-def _batch_phases(opened, analyzer, plan, ids: list[int], titles: list[str]) -> tuple[dict[str, float], list[int]]:
+def _batch_phases(opened: _Opened, analyzer: tantivy.TextAnalyzer, plan: AnalysisPlan, ids: list[int],
+                  titles: list[str]) -> tuple[dict[str, float], list[int]]:
     """One batch's phases, as the search and ``mine_batch`` run them, on this thread; and what drove them
     (postings read in the title and body fields, documents matched, chunks)."""
     totals = dict.fromkeys(PHASES, 0.0)

@@ -27,8 +27,8 @@ class Articles:
 
     A query ordering every article's text makes DuckDB hold all of them at once (at a million articles,
     gigabytes). So the chunks' page-id ranges are found first, from the ids alone (:meth:`Warehouse.key_ranges`),
-    and each range is read and ordered on its own: a stage holds one chunk. ``around`` is the query run per chunk, with ``{articles}`` for the chunk's rows (``columns`` of them);
-    it can name the language as ``$lang``.
+    and each range is read and ordered on its own: a stage holds one chunk. ``around`` is the query run per chunk,
+    with ``{articles}`` for the chunk's rows (``columns`` of them); it can name the language as ``$lang``.
     """
 
     def __init__(self, wh: Warehouse, lang: str, columns: str, *, around: str = "{articles} ORDER BY page_id",

@@ -33,13 +33,18 @@ QUERY_RANGE = 10_000  # queries whose hits one ordered read holds (about a milli
 WRITE_ROWS = 500_000  # qrel rows written at a time (a shard or more)
 
 
+def _query_ranges(wh: Warehouse, lang: str) -> list[tuple[int, int]]:
+    """The first and last query page id of each run of ``QUERY_RANGE`` queries of one language's mining run."""
+    return [(low, high) for low, high, _ in wh.key_ranges(
+        "SELECT DISTINCT query_page_id FROM retrieval_hits WHERE lang = ?", [lang], QUERY_RANGE)]
+
+
 def _query_hits(wh: Warehouse, lang: str) -> Iterator[tuple[int, list[tuple[int, int]]]]:
     """(query page id, [(doc page id, label)]) of one language's mining run, query by query in page id order, read
     as they are consumed (a language's hits are its articles times ``top_k`` rows), ``QUERY_RANGE`` queries per
     ordered read."""
-    ranges = wh.key_ranges("SELECT DISTINCT query_page_id FROM retrieval_hits WHERE lang = ?", [lang], QUERY_RANGE)
     current, hits = None, []
-    for low, high, _ in ranges:
+    for low, high in _query_ranges(wh, lang):
         for rows in wh.batches("SELECT query_page_id, doc_page_id, label FROM retrieval_hits WHERE lang = ?"
                                " AND query_page_id BETWEEN ? AND ? ORDER BY query_page_id, coalesce(rank, 2147483647)",
                                [lang, low, high], size=READ_ROWS):
@@ -120,8 +125,7 @@ class _Items:
 
 def _range_hits(wh: Warehouse, lang: str) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(query, doc, label) arrays of one language's hits, ``QUERY_RANGE`` queries at a time, in no order."""
-    for low, high, _ in wh.key_ranges("SELECT DISTINCT query_page_id FROM retrieval_hits WHERE lang = ?", [lang],
-                                      QUERY_RANGE):
+    for low, high in _query_ranges(wh, lang):
         hits = pa.Table.from_batches(list(wh.arrow_batches(
             "SELECT query_page_id, doc_page_id, label FROM retrieval_hits WHERE lang = ? AND query_page_id BETWEEN ?"
             " AND ?", [lang, low, high])))
