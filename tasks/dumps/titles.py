@@ -24,6 +24,6 @@ def language_names(wh: Warehouse, lang: str) -> dict[str, str]:
     return title_names(rows)
 
 
-def entity_matcher(wh: Warehouse, lang: str) -> EntityMatcher:
+def entity_matcher(wh: Warehouse, lang: str) -> EntityMatcher[str]:
     """A matcher over one language's titles (and redirects), keyed by QID."""
     return EntityMatcher(language_names(wh, lang), lang)

@@ -11,13 +11,13 @@ the join's work quadratic again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MICROS_PER_DAY = 86_400_000_000
@@ -26,24 +26,25 @@ MICROSECOND = timedelta(microseconds=1)
 
 @dataclass(frozen=True)
 class Side:
-    """The articles of one side of a join, in the caller's order (a pair names them by position)."""
+    """The articles of one side of a join, by position (a pair names them by position); entities are integers."""
 
-    keys: Sequence[str]  # <lang>:<page_id>, the pair id's halves
-    page_ids: Sequence[int]
-    qids: Sequence[str | None]
-    first_seen: Sequence[date | None]  # a live build's first-appearance dates, compared when both have one
-    timestamps: Sequence[datetime | None]  # else the last revisions, compared when both have one
-    evidence: Sequence[frozenset[str]]  # the entities each can share
+    lang: str
+    page_ids: np.ndarray
+    qids: np.ndarray  # the QID's entity code, -1 without one
+    first_seen: pa.Array  # a live build's first-appearance dates (day ordinals), compared when both have one
+    micros: pa.Array  # else the last revisions (microseconds since the epoch), compared when both have one
+    articles: np.ndarray  # with ``entities``, one (article position, entity code) per entity an article can share
+    entities: np.ndarray
 
 
 @dataclass(frozen=True)
 class Ranked:
     """The best pairs (positions in the left and right sides, shared-entity count), how many pairs met the rule,
-    and the entities left out as too common."""
+    and the entities (codes) left out as too common."""
 
     pairs: list[tuple[int, int, int]]
     total: int
-    hubs: frozenset[str]
+    hubs: frozenset[int]
 
 
 def top_pairs(left: Side, right: Side | None, *, min_shared: int, max_days: float | None,
@@ -55,22 +56,19 @@ def top_pairs(left: Side, right: Side | None, *, min_shared: int, max_days: floa
     ``right=None`` pairs the left articles among themselves, each unordered pair once (lower page id on the left).
     Otherwise a pair joins two different entities: both articles need a QID and the QIDs differ.
     """
-    codes: dict[str, int] = {}
     sides = [left] if right is None else [left, right]
-    postings = [_postings(side, codes) for side in sides]
-    hub_codes = set()
+    hubs: set[int] = set()
     if max_entity_articles is not None:
-        for _, entities in postings:
-            counts = np.bincount(entities, minlength=len(codes))
-            hub_codes.update(np.flatnonzero(counts > max_entity_articles).tolist())
-    hubs = frozenset(entity for entity, code in codes.items() if code in hub_codes)
+        for side in sides:
+            counts = np.bincount(side.entities)
+            hubs.update(np.flatnonzero(counts > max_entity_articles).tolist())
     con = duckdb.connect()
     try:
         names = ["l"] if right is None else ["l", "r"]
-        for name, side, (articles, entities) in zip(names, sides, postings, strict=True):
-            keep = ~np.isin(entities, list(hub_codes)) if hub_codes else np.ones(len(entities), dtype=bool)
-            con.register(f"{name}_articles", _article_table(side, codes))
-            con.register(f"{name}_postings", pa.table({"i": articles[keep], "e": entities[keep]}))
+        for name, side in zip(names, sides, strict=True):
+            keep = ~np.isin(side.entities, list(hubs)) if hubs else np.ones(len(side.entities), dtype=bool)
+            con.register(f"{name}_articles", _article_table(side))
+            con.register(f"{name}_postings", pa.table({"i": side.articles[keep], "e": side.entities[keep]}))
         other = "l" if right is None else "r"
         pairing = "y.page > x.page" if right is None else "x.q >= 0 AND y.q >= 0 AND x.q <> y.q"
         window = "TRUE" if max_days is None else (
@@ -90,26 +88,17 @@ def top_pairs(left: Side, right: Side | None, *, min_shared: int, max_days: floa
         rows = con.execute(sql, params).fetchall()
     finally:
         con.close()
-    return Ranked([(a, b, shared) for a, b, shared, _ in rows], rows[0][3] if rows else 0, hubs)
+    return Ranked([(a, b, shared) for a, b, shared, _ in rows], rows[0][3] if rows else 0, frozenset(hubs))
 
 
-def _postings(side: Side, codes: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
-    """(article position, entity code) for every entity of every article."""
-    articles, entities = [], []
-    for position, evidence in enumerate(side.evidence):
-        for entity in evidence:
-            articles.append(position)
-            entities.append(codes.setdefault(entity, len(codes)))
-    return np.asarray(articles, dtype=np.int64), np.asarray(entities, dtype=np.int64)
-
-
-def _article_table(side: Side, codes: dict[str, int]) -> pa.Table:
-    """One row per article: position, key, page id, QID code (-1 without, so a QID compares as an integer), dates."""
+def _article_table(side: Side) -> pa.Table:
+    """One row per article: position, key (``<lang>:<page_id>``), page id, QID code, dates."""
+    pages = pa.array(side.page_ids, pa.int64())
     return pa.table({
-        "i": pa.array(range(len(side.keys)), pa.int64()),
-        "key": pa.array(side.keys, pa.string()),
-        "page": pa.array(side.page_ids, pa.int64()),
-        "q": pa.array([codes.setdefault(qid, len(codes)) if qid else -1 for qid in side.qids], pa.int64()),
-        "f": pa.array([day.toordinal() if day else None for day in side.first_seen], pa.int64()),
-        "us": pa.array([(stamp - EPOCH) // MICROSECOND if stamp else None for stamp in side.timestamps], pa.int64()),
+        "i": pa.array(np.arange(len(side.page_ids)), pa.int64()),
+        "key": pc.binary_join_element_wise(f"{side.lang}:", pc.cast(pages, pa.string()), ""),
+        "page": pages,
+        "q": pa.array(side.qids, pa.int64()),
+        "f": side.first_seen,
+        "us": side.micros,
     })

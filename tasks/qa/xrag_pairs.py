@@ -16,10 +16,9 @@ import logging
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime
 
 from tasks.distractors.filters import parse_timestamp
-from tasks.dumps.titles import entity_matcher
+from tasks.dumps.titles import language_names
 from tasks.errors import BabelbenchError
 from tasks.index.corpus import Articles
 from tasks.llm import Budget, BudgetLedger, LLMClient, prompt_request
@@ -28,12 +27,14 @@ from tasks.llm.parsing import Parsed
 from tasks.llm.verdicts import YES_NO, read_yes_no
 from tasks.placement import resolve
 from tasks.progress import Progress
-from tasks.qa.entity_join import Side, top_pairs
+from tasks.qa.entity_join import top_pairs
+from tasks.qa.pairing_articles import Article, ArticleTable, EntityCodes
 from tasks.qa.window import Window
 from tasks.qa.xrag_articles import article_texts
 from tasks.qa.xrag_config import XragConfig
 from tasks.rankers.dense import DenseRanker, top_k
 from tasks.stage import StageOutput
+from tasks.text.entities import EntityMatcher
 from tasks.warehouse.db import Warehouse
 
 log = logging.getLogger(__name__)
@@ -43,28 +44,6 @@ RELATED_TAG = "related"
 ENTITIES, DENSE = "entities", "dense"  # related_pairs.method
 UNRELATED = "the check judged them unrelated"
 SECONDS_PER_DAY = 86400.0
-
-
-@dataclass(frozen=True)
-class Article:
-    """One article as pairing sees it: identity, timestamp and the entities (QIDs) its text mentions."""
-
-    lang: str
-    page_id: int
-    qid: str | None
-    title: str
-    timestamp: datetime | None
-    entities: frozenset[str]  # excluding its own QID
-    first_seen: date | None = None  # its first-appearance date, set in a live build (a window)
-
-    @property
-    def key(self) -> str:
-        return f"{self.lang}:{self.page_id}"
-
-    @property
-    def evidence(self) -> frozenset[str]:
-        """What it can share with another article: the entities it mentions and its own subject."""
-        return (self.entities | {self.qid}) if self.qid else self.entities
 
 
 @dataclass(frozen=True)
@@ -103,23 +82,22 @@ def pair_id(key_a: str, key_b: str) -> str:
     return f"{key_a}~{key_b}"
 
 
-def load_articles(wh: Warehouse, lang: str, window: Window | None = None) -> list[Article]:
+def load_articles(wh: Warehouse, lang: str, codes: EntityCodes, window: Window | None = None) -> ArticleTable:
     """The articles of ``lang`` (those new in ``window``, when given) with the entities their texts mention (their
-    own QID excluded)."""
-    matcher = entity_matcher(wh, lang)
+    own QID excluded), as codes of ``codes``."""
+    matcher = EntityMatcher({form: codes.code(qid) for form, qid in language_names(wh, lang).items()}, lang)
     rows = Articles(wh, lang, "page_id, qid, title, text, timestamp", around=(
         "SELECT a.*, dd.first_dump, dd.on_or_before FROM ({articles}) a"
         " LEFT JOIN document_dates dd ON dd.lang = $lang AND dd.page_id = a.page_id ORDER BY a.page_id"))
-    articles = []
+    articles = ArticleTable(lang, codes)
     with Progress(f"entities {lang}", len(rows), "article") as progress:
         for page_id, qid, title, text, timestamp, first, on_or_before in rows:
             progress.advance()
             if window is not None and window.outside(first, on_or_before):
                 continue
             where = f"{lang}:{page_id} ({title})"
-            entities = frozenset(matcher.find(text or "")) - {qid}
-            articles.append(Article(lang, page_id, qid, title, parse_timestamp(timestamp, where), entities,
-                                    first if window is not None else None))
+            articles.add(page_id, qid, title, parse_timestamp(timestamp, where), matcher.find(text or ""),
+                         first if window is not None else None)
     return articles
 
 
@@ -142,11 +120,6 @@ class Pairing:
     hubs: frozenset[str]
 
 
-def _side(articles: list[Article]) -> Side:
-    return Side([a.key for a in articles], [a.page_id for a in articles], [a.qid for a in articles],
-                [a.first_seen for a in articles], [a.timestamp for a in articles], [a.evidence for a in articles])
-
-
 def _in_window(pair: PairCandidate, config: XragConfig) -> bool:
     return config.max_days_apart is None or pair.days_apart is None or pair.days_apart <= config.max_days_apart
 
@@ -162,7 +135,7 @@ def _meets_entity_rule(a: Article, b: Article, hubs: frozenset[str], config: Xra
     return distinct and len(pair.shared) >= config.min_shared_entities and _in_window(pair, config)
 
 
-def candidate_pairs(pivot: list[Article], others: dict[str, list[Article]], config: XragConfig,
+def candidate_pairs(pivot: ArticleTable, others: dict[str, ArticleTable], config: XragConfig,
                     dense: Iterable[PairCandidate] = ()) -> Pairing:
     """The pairs meeting the entity rule within the date window, then the ``dense`` ones the rule did not find: per
     group (see :attr:`PairCandidate.group`), the ``max_pairs`` best by score, then pair id.
@@ -177,11 +150,12 @@ def candidate_pairs(pivot: list[Article], others: dict[str, list[Article]], conf
     beyond: Counter[str] = Counter()
     hubs: dict[str, frozenset[str]] = {}
     for group, left, right in sides:
-        ranked = top_pairs(_side(left), None if right is None else _side(right),
+        ranked = top_pairs(left.side(), None if right is None else right.side(),
                            min_shared=config.min_shared_entities, max_days=config.max_days_apart,
                            max_entity_articles=config.max_entity_articles, limit=config.max_pairs)
-        hubs[group] = ranked.hubs
-        groups[group] = [_shared(left[a], (left if right is None else right)[b], ranked.hubs) for a, b, _ in ranked.pairs]
+        hubs[group] = left.codes.qids_of(ranked.hubs)
+        groups[group] = [_shared(left[a], (left if right is None else right)[b], hubs[group])
+                         for a, b, _ in ranked.pairs]
         beyond[group] += ranked.total - len(ranked.pairs)
     listed = {pair.pair_id for pairs in groups.values() for pair in pairs}
     for pair in sorted(dense, key=lambda p: (-p.score, p.pair_id)):
@@ -196,19 +170,17 @@ def candidate_pairs(pivot: list[Article], others: dict[str, list[Article]], conf
                    +beyond, frozenset().union(*hubs.values()))
 
 
-def dense_pairs(wh: Warehouse, pivot: list[Article], others: dict[str, list[Article]], config: XragConfig,
+def dense_pairs(wh: Warehouse, pivot: ArticleTable, others: dict[str, ArticleTable], config: XragConfig,
                 embedder: DenseRanker) -> list[PairCandidate]:
     """For each article of another language, its ``dense_k`` nearest pivot articles at ``min_similarity`` or
     more, leaving out its own translation (same QID); embeddings come from the lake cache of the dense ranker."""
     pivot_ids, pivot_vectors = embedder.document_vectors(wh, config.pivot)
-    pivot_by_id = {article.page_id: article for article in pivot}
     found = []
     for lang, articles in others.items():
         ids, vectors = embedder.document_vectors(wh, lang)
-        by_id = {article.page_id: article for article in articles}
         for page_id, hits in zip(ids, top_k(vectors, pivot_vectors, pivot_ids, config.dense_k + 1), strict=True):
-            b = by_id.get(int(page_id))
-            near = [(pivot_by_id.get(hit), cosine) for hit, cosine in hits]
+            b = articles.find(int(page_id))
+            near = [(pivot.find(hit), cosine) for hit, cosine in hits]
             near = [(a, cosine) for a, cosine in near
                     if b is not None and a is not None and cosine >= config.min_similarity and not (a.qid and a.qid == b.qid)]
             found += [PairCandidate(a, b, (f"cosine {cosine:.3f}",), _days_apart(a, b), similarity=cosine)
@@ -218,12 +190,14 @@ def dense_pairs(wh: Warehouse, pivot: list[Article], others: dict[str, list[Arti
 
 def find_pairs(wh: Warehouse, benchmark: str, langs: list[str], config: XragConfig, fp: str) -> StageOutput:
     """Write the benchmark's ``related_pairs``: the candidates to check."""
-    pivot = load_articles(wh, config.pivot, config.window)
+    codes = EntityCodes()
+    pivot = load_articles(wh, config.pivot, codes, config.window)
     if not pivot:
         new = f" new in the window {config.window}" if config.window else ""
         raise BabelbenchError(f"benchmark {benchmark}: no {config.pivot} articles{new} in the warehouse (the pivot language)")
     crosslingual = "crosslingual" in config.pair_kinds
-    others = {lang: load_articles(wh, lang, config.window) for lang in langs if lang != config.pivot and crosslingual}
+    others = {lang: load_articles(wh, lang, codes, config.window)
+              for lang in langs if lang != config.pivot and crosslingual}
     dense = dense_pairs(wh, pivot, others, config, DenseRanker(config.dense_model, resolve(config.device))) if config.dense_model else []
     pairing = candidate_pairs(pivot, others, config, dense)
     rows = [

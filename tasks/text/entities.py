@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Generic, TypeVar
 
 import ahocorasick
 
 from tasks.text.languages import rule_for
 
 MIN_FORM_CHARS = 3  # shorter titles ("Io", "Ur") match inside too many words to be evidence
+Key = TypeVar("Key", bound=Hashable)
 _QUALIFIER = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")
 
 
@@ -33,10 +35,10 @@ def surface_forms(title: str) -> set[str]:
     return {form for form in forms if len(form) >= MIN_FORM_CHARS}
 
 
-class EntityMatcher:
-    """Finds the entities of a name → key mapping in texts of one language."""
+class EntityMatcher(Generic[Key]):
+    """Finds the entities of a name → key mapping in texts of one language (keys: QIDs, or their integer codes)."""
 
-    def __init__(self, names: Mapping[str, str], lang: str) -> None:
+    def __init__(self, names: Mapping[str, Key], lang: str) -> None:
         self._automaton = ahocorasick.Automaton()
         for form, key in names.items():
             self._automaton.add_word(form, (len(form), key))
@@ -45,7 +47,7 @@ class EntityMatcher:
             self._automaton.make_automaton()
         self._boundaries = not rule_for(lang).needs_segmentation
 
-    def find(self, text: str) -> dict[str, set[str]]:
+    def find(self, text: str) -> dict[Key, set[str]]:
         """key → the surface forms found; overlapping matches keep the longest (then the leftmost)."""
         if self._empty:
             return {}
@@ -60,7 +62,7 @@ class EntityMatcher:
         # its neighbour on either side, so each is checked in log time (an article has hundreds of matches).
         starts: list[int] = []
         stops: list[int] = []
-        found: dict[str, set[str]] = {}
+        found: dict[Key, set[str]] = {}
         for start, stop, key in matches:
             at = bisect_right(starts, start)
             if (at and stops[at - 1] > start) or (at < len(starts) and starts[at] < stop):

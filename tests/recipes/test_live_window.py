@@ -11,6 +11,7 @@ from tasks.distractors.config import DistractorConfig
 from tasks.distractors.filters import ItemRules, TextForms, load_documents
 from tasks.errors import ConfigError
 from tasks.qa.eclektic import EclekticConfig, select_candidates
+from tasks.qa.pairing_articles import EntityCodes
 from tasks.qa.window import Window, parse_window
 from tasks.qa.xrag_pairs import _days_apart, load_articles
 from tasks.text.answer_match import AnswerMatcher
@@ -61,7 +62,7 @@ def test_without_a_window_every_article_is_eligible(wh: Warehouse) -> None:
 
 
 def test_xrag_pairs_only_new_articles_dated_by_first_appearance(wh: Warehouse) -> None:
-    articles = {a.title: a for a in load_articles(wh, "de", Window(since=date(2026, 10, 1)))}
+    articles = {a.title: a for a in load_articles(wh, "de", EntityCodes(), Window(since=date(2026, 10, 1)))}
     assert set(articles) == {"Köln", "Bonn", "Essen", "Dresden"}
     assert _days_apart(articles["Köln"], articles["Bonn"]) == 0.0  # both new in the October dump
     assert _days_apart(articles["Köln"], articles["Essen"]) == 31.0  # 2026-10-01 to 2026-11-01: 31 days

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from tasks.llm import Budget
+from tasks.qa.pairing_articles import Article, ArticleTable, EntityCodes
 from tasks.qa.xrag_config import XragConfig
-from tasks.qa.xrag_pairs import Article, candidate_pairs, check_related, find_pairs, parse_related
+from tasks.qa.xrag_pairs import Pairing, candidate_pairs, check_related, find_pairs, parse_related
 from tasks.warehouse.db import Warehouse
 from tests.support import chat_replies
 from tests.support.chat_replies import echoing
@@ -125,6 +126,20 @@ def _article(lang: str, page_id: int, qid: str | None, entities: set[str], days:
     return Article(lang, page_id, qid, f"{lang}-{page_id}", stamp, frozenset(entities))
 
 
+def _table(lang: str, articles: list[Article], codes: EntityCodes) -> ArticleTable:
+    table = ArticleTable(lang, codes)
+    for a in articles:
+        table.add(a.page_id, a.qid, a.title, a.timestamp, [codes.code(qid) for qid in a.entities], a.first_seen)
+    return table
+
+
+def _candidates(pivot: list[Article], others: dict[str, list[Article]], config: XragConfig) -> Pairing:
+    """:func:`candidate_pairs` over these articles, their entities coded once for every language."""
+    codes = EntityCodes()
+    return candidate_pairs(_table("en", pivot, codes), {lang: _table(lang, articles, codes)
+                                                        for lang, articles in others.items()}, config)
+
+
 def _by_id(pairs: list) -> dict[str, tuple[str, str | None]]:
     return {p.pair_id: (p.status, p.reason) for p in pairs}
 
@@ -136,7 +151,7 @@ def test_the_window_applies_only_when_both_articles_have_a_timestamp() -> None:
         _article("en", 3, "Q3", {"Q8", "Q9"}, days=14.5),   # 14.5 after 1, 0.5 after 2
         _article("en", 4, "Q4", {"Q8", "Q9"}, days=None),   # no timestamp: never filtered by date
     ]
-    pairs = candidate_pairs(pivot, {}, XragConfig(max_pairs=100)).pairs
+    pairs = _candidates(pivot, {}, XragConfig(max_pairs=100)).pairs
     assert _by_id(pairs) == {  # en:1–en:3, 14.5 days apart, is not a pair
         "en:1~en:2": ("candidate", None),
         "en:1~en:4": ("candidate", None),
@@ -146,7 +161,7 @@ def test_the_window_applies_only_when_both_articles_have_a_timestamp() -> None:
     }
     assert {p.pair_id: p.days_apart for p in pairs}["en:2~en:3"] == pytest.approx(0.5)
     assert all(p.days_apart is None for p in pairs if "en:4" in p.pair_id)
-    assert len(candidate_pairs(pivot, {}, XragConfig(max_days_apart=None)).pairs) == 6
+    assert len(_candidates(pivot, {}, XragConfig(max_days_apart=None)).pairs) == 6
 
 
 def test_the_cap_keeps_the_highest_scores_then_the_lowest_ids_per_group() -> None:
@@ -159,7 +174,7 @@ def test_the_cap_keeps_the_highest_scores_then_the_lowest_ids_per_group() -> Non
         _article("de", 10, "Q5", {"Q7", "Q8"}),  # shares 2 with each English article
         _article("de", 11, "Q1", {"Q7", "Q8", "Q9"}),  # the same entity as en:1, shares 3 with en:2, 2 with en:3
     ]
-    pairing = candidate_pairs(pivot, {"de": german}, XragConfig(max_pairs=2))
+    pairing = _candidates(pivot, {"de": german}, XragConfig(max_pairs=2))
     # monolingual: 1–2 (3 shared), then 1–3 before 2–3 (2 each, lower pair id); crosslingual: 2–de:11 (3 shared),
     # then 1–de:10 before 2–de:10, 3–de:10 and 3–de:11
     assert _by_id(pairing.pairs) == dict.fromkeys(["en:1~en:2", "en:1~en:3", "en:2~de:11", "en:1~de:10"],
@@ -170,21 +185,21 @@ def test_the_cap_keeps_the_highest_scores_then_the_lowest_ids_per_group() -> Non
 def test_min_shared_kinds_and_articles_without_a_qid() -> None:
     pivot = [_article("en", 1, "Q1", {"Q8"}), _article("en", 2, None, {"Q8", "Q9"}), _article("en", 3, "Q3", {"Q1"})]
     french = [_article("fr", 20, None, {"Q8", "Q9"})]
-    pairs = _by_id(candidate_pairs(pivot, {"fr": french}, XragConfig(min_shared_entities=1)).pairs)
+    pairs = _by_id(_candidates(pivot, {"fr": french}, XragConfig(min_shared_entities=1)).pairs)
     # min 1: 1–2 share Q8; 1–3 share Q1 (3 mentions 1); no cross pair with an article lacking a QID
     assert set(pairs) == {"en:1~en:2", "en:1~en:3"}
-    assert candidate_pairs(pivot, {"fr": french}, XragConfig(pair_kinds=("crosslingual",), min_shared_entities=1)).pairs == []
-    assert candidate_pairs(pivot, {}, XragConfig(min_shared_entities=3)).pairs == []
+    assert _candidates(pivot, {"fr": french}, XragConfig(pair_kinds=("crosslingual",), min_shared_entities=1)).pairs == []
+    assert _candidates(pivot, {}, XragConfig(min_shared_entities=3)).pairs == []
 
 
 def test_an_entity_in_more_articles_than_the_limit_does_not_count_towards_a_pair() -> None:
     # Q7 is in four English articles; with a limit of 3 it no longer counts, and 1–2 share only Q8
     pivot = [_article("en", 1, "Q1", {"Q7", "Q8"}), _article("en", 2, "Q2", {"Q7", "Q8"}),
              _article("en", 3, "Q3", {"Q7"}), _article("en", 4, "Q4", {"Q7"})]
-    assert {p.pair_id for p in candidate_pairs(pivot, {}, XragConfig(max_entity_articles=4)).pairs} == {"en:1~en:2"}
-    limited = candidate_pairs(pivot, {}, XragConfig(max_entity_articles=3))
+    assert {p.pair_id for p in _candidates(pivot, {}, XragConfig(max_entity_articles=4)).pairs} == {"en:1~en:2"}
+    limited = _candidates(pivot, {}, XragConfig(max_entity_articles=3))
     assert limited.pairs == [] and limited.hubs == {"Q7"}
-    loose = candidate_pairs(pivot, {}, XragConfig(max_entity_articles=3, min_shared_entities=1))
+    loose = _candidates(pivot, {}, XragConfig(max_entity_articles=3, min_shared_entities=1))
     assert [(p.pair_id, p.shared) for p in loose.pairs] == [("en:1~en:2", ("Q8",))]
 
 
@@ -228,7 +243,7 @@ def test_the_join_keeps_what_the_rule_over_every_pair_keeps(seed: int) -> None:
     german = [article("de", page_id) for page_id in rng.sample(range(1, 500), 25)]
     config = XragConfig(min_shared_entities=rng.randint(1, 3), max_pairs=rng.randint(1, 40),
                         max_entity_articles=rng.randint(5, 30), max_days_apart=rng.choice([0, 7, 14, 30]))
-    pairing = candidate_pairs(pivot, {"de": german}, config)
+    pairing = _candidates(pivot, {"de": german}, config)
     kept, beyond = _brute_force(pivot, german, config)
     assert {p.pair_id: p.shared for p in pairing.pairs} == kept
     assert pairing.beyond == beyond
