@@ -15,11 +15,15 @@ Pause points (``kind:detail``):
 * ``commit:WHAT`` — on a DuckLake, the transaction of WHAT (a stage cell, ``stage[cell]``) holds every write of
   the cell and is about to commit.
 
-One meeting point, where the process does not wait for a kill but for others (``BABELBENCH_TEST_PAUSED`` is then a
-folder that each process arriving writes a file in):
+Two meeting points, where the process does not wait for a kill but for others (``BABELBENCH_TEST_PAUSED`` is then a
+folder; each process arriving writes a file in its subfolder named for the point's kind):
 
 * ``meet:FLOW:N`` — a backfill has read the scopes of FLOW it will extend, and goes on once N processes have, so
-  that concurrent backfills all read them before any of them extends one.
+  that concurrent backfills all read them before any of them extends one;
+* ``running:FLOW:N`` — a run of FLOW (``clir-build``) has its ``runs`` row open, and goes on once N processes' runs
+  have, so that their runs overlap in time by construction, not by luck.
+
+Several points are armed at once when separated by ``;``.
 """
 
 from __future__ import annotations
@@ -43,8 +47,9 @@ def _pause(where: str) -> None:
         time.sleep(3600)
 
 
-def _meet(folder: Path, count: int) -> None:
-    """Say this process got here, then wait until ``count`` processes have."""
+def _meet(kind: str, count: int) -> None:
+    """Say this process got to meeting point ``kind``, then wait until ``count`` processes have."""
+    folder = Path(os.environ[PAUSED_ENV]) / kind
     folder.mkdir(parents=True, exist_ok=True)
     (folder / str(os.getpid())).touch()
     while len(list(folder.iterdir())) < count:
@@ -97,17 +102,32 @@ def arm(spec: str) -> None:
         def scopes(bf, flow_name, by):  # type: ignore[no-untyped-def]
             found = original_scopes(bf, flow_name, by)
             if flow_name == flow:
-                _meet(Path(os.environ[PAUSED_ENV]), int(count))
+                _meet(kind, int(count))
             return found
 
         backfill._scopes = scopes  # type: ignore[assignment]
+    elif kind == "running":
+        from contextlib import contextmanager
+
+        from flows import clir
+
+        flow, _, count = detail.partition(":")
+        original_run = clir.tracked_run
+
+        @contextmanager
+        def tracked_run(wh, flow_name, *args, **kwargs):  # type: ignore[no-untyped-def]
+            with original_run(wh, flow_name, *args, **kwargs) as run:
+                if flow_name == flow:
+                    _meet(kind, int(count))
+                yield run
+
+        clir.tracked_run = tracked_run  # type: ignore[assignment]
     else:
         raise SystemExit(f"{PAUSE_ENV}={spec!r}: unknown pause point")
 
 
 def main() -> None:
-    spec = os.environ.get(PAUSE_ENV)
-    if spec:
+    for spec in filter(None, os.environ.get(PAUSE_ENV, "").split(";")):
         arm(spec)
     from flows.cli import app
 

@@ -6,8 +6,9 @@ DuckLake. The two backfills are made to read the collections they extend before 
 point of ``tests/support/crash_entry.py``): each reads the collection ``c1`` with the base languages, so that
 neither sees the other's language and only the backfill's own check (``Backfill.grow``) builds the directions
 between the two new languages, as the second backfill in turn does. The CLIR build of a new collection, ``c2``,
-starts once both have read the collections (a collection that exists when a backfill looks is one it extends), and
-runs while they build.
+starts once both have read the collections (a collection that exists when a backfill looks is one it extends); a
+second meeting point holds each backfill's first run of ``c1`` open until the build of ``c2`` has opened its run, so
+that the three runs overlap whatever the machine's speed.
 """
 
 from __future__ import annotations
@@ -64,11 +65,13 @@ def test_two_backfills_and_a_clir_build_at_once_on_a_ducklake_equal_the_same_com
         finished(_cli(lake, on_lake, *args))
     for args in [*BACKFILLS, BUILD]:  # in turn, on the embedded default
         finished(_cli(embedded, plain, *args))
-    meeting = on_lake | {PAUSE_ENV: f"meet:clir-build:{len(BACKFILLS)}", PAUSED_ENV: str(met)}
+    running = f"running:clir-build:{len(BACKFILLS) + 1}"
+    meeting = on_lake | {PAUSE_ENV: f"meet:clir-build:{len(BACKFILLS)};{running}", PAUSED_ENV: str(met)}
     backfills = [_cli(lake, meeting, *args, module="tests.support.crash_entry") for args in BACKFILLS]
-    wait_for(lambda: met.is_dir() and len(list(met.iterdir())) == len(BACKFILLS), "both backfills to read the"
+    read = met / "meet"
+    wait_for(lambda: read.is_dir() and len(list(read.iterdir())) == len(BACKFILLS), "both backfills to read the"
              " collections", timeout=600)
-    build = _cli(lake, on_lake, *BUILD)
+    build = _cli(lake, on_lake | {PAUSE_ENV: running, PAUSED_ENV: str(met)}, *BUILD, module="tests.support.crash_entry")
     finished(*backfills, build)
 
     expected = table_snapshot(embedded, across_backends=True, projected=RUN_KINDS)
