@@ -7,16 +7,16 @@ corpus as ``clir_mining`` (same seed, same queries), builds the embedded index, 
 run them:
 
 * ``analyse`` — the queries through the index's analyzer;
-* ``product_title``, ``product_body`` — each field's sparse (query × word) @ (word × document) product, chunk by chunk
-  as the search cuts them (``SEARCH_CHUNK`` queries or ``CHUNK_POSTINGS`` postings);
-* ``sum`` — the two fields' products added;
-* ``top_k`` — each query's top ``top_k`` of the summed row, ties by doc id;
+* ``query`` — the (query × word) matrix of a chunk, chunk by chunk as the search cuts them (``SEARCH_CHUNK`` queries
+  or ``CHUNK_POSTINGS`` postings);
+* ``product`` — its sparse product with the stacked (word × document) scores of both fields, which sums them;
+* ``top_k`` — each query's top ``top_k`` of its row, ties by doc id;
 * ``normalise``, ``jenks`` — the labelling of the batch's hits (``normalise_batch``, ``label_batch``);
 * ``rest`` — the whole ``mine_batch`` (inline, the real code) minus the phases above: the hits made flat, the
   columns and the Parquet shard.
 
 It also reports what drives them: the postings a query's words read in each field, and the documents a query
-matches (the summed row's entries, which ``top_k`` ranks). Every phase is in microseconds per query. Timings are
+matches (the product row's entries, which ``top_k`` ranks). Every phase is in microseconds per query. Timings are
 single-threaded and best of ``--repeat``; the mining itself runs the chunks on one thread per core and the batches
 on the Dask workers, which divides these costs but does not change their shares. Run:
 ``.venv/bin/python benchmarks/mining_phases.py --docs 100000,1000000``.
@@ -46,7 +46,7 @@ from tasks.pairing.mining import QUERY_BATCH, QueryBatch, flat_hits, mine_batch
 from tasks.warehouse.lake import cell_dir
 
 BENCHMARK = "mining_phases"
-PHASES = ("analyse", "product_title", "product_body", "sum", "top_k", "normalise", "jenks", "rest")
+PHASES = ("analyse", "query", "product", "top_k", "normalise", "jenks", "rest")
 
 
 def _timed(totals: dict[str, float], phase: str, work: Callable[[], object]) -> object:
@@ -63,14 +63,13 @@ def _batch_phases(opened: _Opened, analyzer: tantivy.TextAnalyzer, plan: Analysi
     totals = dict.fromkeys(PHASES, 0.0)
     weights = {TITLE: INDEX_CONFIG.title_boost, BODY: 1.0}
     words = _timed(totals, "analyse", lambda: [analyzer.analyze(prepare_query(query, plan)) for query in titles])
-    drivers = [sum(opened.fields[TITLE].cost(w) for w in words), sum(opened.fields[BODY].cost(w) for w in words), 0, 0]
+    drivers = [sum(int(opened.postings[row]) for w in words for row in opened.rows(w, name)) for name in (TITLE, BODY)]
+    drivers += [0, 0]
     results = []
     for chunk in _chunks([opened.cost(w) for w in words]):
         chunk_words = [words[position] for position in chunk]
-        products = {name: _timed(totals, f"product_{name}",
-                                 lambda part=part, name=name: part.query_matrix(chunk_words, weights[name]) @ part.scores)
-                    for name, part in opened.fields.items()}
-        scores = _timed(totals, "sum", lambda: products[TITLE] + products[BODY])
+        query = _timed(totals, "query", lambda: opened.query_matrix(chunk_words, weights))
+        scores = _timed(totals, "product", lambda: query @ opened.scores)
         drivers[2] += scores.nnz
         drivers[3] += 1
         results += _timed(totals, "top_k", lambda: _top_k(scores, opened.doc_ids, CLIR.top_k))

@@ -29,7 +29,8 @@ DOWNLOAD = Stage("download", 1, (), ("dumps",), "corpus", "{lang}")
 DOCUMENTS = Stage("documents", 2, ("download",), ("documents", "ingest_issues"), "corpus", "{lang}")
 APPEARANCE = Stage("appearance", 1, ("documents",), ("appearance_dumps", "first_seen"), "corpus", "{lang}")
 SITELINKS = Stage("sitelinks", 2, ("documents", "download"), ("sitelinks",), "corpus", "{lang}")
-INDEX = Stage("index", 2, ("documents",), ("indexes/",), "clir-build", "{lang}")  # 2: Lucene BM25 at the configured k1, b
+# 2: Lucene BM25 at the configured k1, b; 3: one stacked score matrix (format 2 of tasks.index.embedded)
+INDEX = Stage("index", 3, ("documents",), ("indexes/",), "clir-build", "{lang}")
 RETRIEVAL = Stage("retrieval", 1, ("index",), ("retrieval_hits",), "clir-build", "{lang}")
 # 2: padding keeps every judgement, pads base queries only
 QRELS = Stage("qrels", 2, ("retrieval",), ("clir_qrels", "clir_collections"), "clir-build", "{collection}:{src}>{tgt}")

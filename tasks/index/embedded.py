@@ -1,16 +1,18 @@
 """The embedded BM25 index: Lucene's BM25 at the config's k1 and b, in a directory on disk.
 
 tantivy only analyses (its own BM25 has k1 and b fixed); the scores are bm25s's ``method="lucene"``,
-precomputed per field at build time (so k1 and b are fixed per index), and a batch of queries is scored by
-sparse products — the ``most_fields`` OR of Elasticsearch, with no query syntax.  A build is published by
-switching the ``path`` symlink to a fresh hidden directory in one rename, so a reader always sees a
-complete index.
+precomputed per field at build time (so k1 and b are fixed per index) and saved as one (word × document)
+matrix whose rows are the title's words, then the body's. A batch of queries is scored by one sparse product
+with it — the ``most_fields`` OR of Elasticsearch, with no query syntax — which sums a document's title and
+body scores as it goes. A build is published by switching the ``path`` symlink to a fresh hidden directory in
+one rename, so a reader always sees a complete index.
 
 See ``docs/models-and-backends.md``, "The embedded index".
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -25,8 +27,8 @@ from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 
-import bm25s
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import tantivy
@@ -52,13 +54,16 @@ from tasks.warehouse import writers
 from tasks.warehouse.atomic import atomic_write_text
 
 logger = logging.getLogger(__name__)
-# bm25s sets its own logger to DEBUG when imported, which would print its notes through
-# whatever handlers the application has; let the application's levels decide again.
-logging.getLogger("bm25s").setLevel(logging.NOTSET)
 
 TITLE, BODY = "title", "body"
 FIELDS = (TITLE, BODY)
 DOC_IDS_FILE = "doc_ids.npy"
+#: the stacked score matrix: ``scores.data``, ``scores.indices``, ``scores.indptr``, raw arrays described by LAYOUT_FILE
+SCORES_FILE = "scores"
+LAYOUT_FILE = "layout.json"
+VOCABULARY_SUFFIX = ".vocabulary.json"
+#: 2: one stacked score matrix (1: a bm25s model per field)
+INDEX_FORMAT = 2
 # A chunk of queries is scored by one sparse product per field, whose result holds one
 # entry per matching (query, document). A chunk stops at SEARCH_CHUNK queries or once its
 # words' postings (a bound on those entries) pass CHUNK_POSTINGS, about 32 MB of result.
@@ -222,18 +227,6 @@ class _FieldWords:
         tf.data = _bm25_terms(tf, idf, norm)
         return tf
 
-    def save(self, directory: Path, config: IndexConfig) -> None:
-        """Score the field at the config's k1/b and save it in bm25s's format; a field without words saves nothing."""
-        if not self.vocabulary:
-            return
-        matrix = self.scores(config)
-        model = bm25s.BM25(k1=config.k1, b=config.b, method="lucene")
-        model.scores = {"data": matrix.data, "indices": matrix.indices, "indptr": matrix.indptr,
-                        "num_docs": matrix.shape[1]}
-        model.vocab_dict = dict(self.vocabulary)
-        model.nonoccurrence_array = None
-        model.save(directory, show_progress=False)
-
 
 def _bm25_terms(tf: csr_array, idf: np.ndarray, norm: np.ndarray) -> np.ndarray:
     """``idf[word] · tf / (norm[doc] + tf)`` for every entry of the (word × document) counts, in float32.
@@ -260,55 +253,82 @@ def _bm25_terms(tf: csr_array, idf: np.ndarray, norm: np.ndarray) -> np.ndarray:
     return scores
 
 
-@dataclass(frozen=True)
-class _Field:
-    """A saved field: its vocabulary, its scores as a (word × document) matrix, and each word's document count."""
+class _ScoreFiles:
+    """A build's score matrix on disk, written field after field: each field's rows follow the previous field's.
 
-    vocabulary: dict[str, int]
-    scores: csr_array
-    postings: np.ndarray
+    The arrays are raw files that a search maps into memory (``layout.json`` gives their types and the rows of
+    each field); each field's vocabulary is a JSON file of word -> row within the field. Stacking the fields
+    lets one sparse product score both and sum them, where a product per field then their sum cost twice the
+    work at a million documents (``benchmarks/mining_phases.py``).
+    """
 
-    @classmethod
-    def load(cls, directory: Path, doc_count: int) -> _Field:
-        model = bm25s.BM25.load(directory, mmap=True)
-        data, indices, indptr = model.scores["data"], model.scores["indices"], model.scores["indptr"]
-        # 32-bit offsets when they fit: scipy would otherwise widen (copy) the indices for every product.
-        indptr = np.asarray(indptr, dtype=np.int32 if indptr[-1] <= _INT32_MAX else np.int64)
-        scores = csr_array((data, indices, indptr), shape=(len(indptr) - 1, doc_count))
-        return cls(model.vocab_dict, scores, np.diff(indptr))
+    def __init__(self, data: Path, doc_count: int) -> None:
+        self.data, self.doc_count = data, doc_count
+        self.fields: dict[str, list[int]] = {}
+        self.rows = self.nnz = 0
+        self.index_type = np.int32 if doc_count <= _INT32_MAX else np.int64
 
-    def query_matrix(self, queries: Sequence[list[str]], weight: float) -> csr_array:
-        """One row per query holding ``weight`` at each of its words' columns (repeats add up; unknown words drop out)."""
-        columns = [[self.vocabulary[word] for word in words if word in self.vocabulary] for words in queries]
-        indptr = np.cumsum([0, *map(len, columns)], dtype=np.int32)
-        indices = np.fromiter(chain.from_iterable(columns), dtype=np.int32, count=int(indptr[-1]))
-        weights = np.full(len(indices), weight, dtype=np.float32)
-        return csr_array((weights, indices, indptr), shape=(len(columns), self.scores.shape[0]))
+    def add(self, name: str, vocabulary: dict[str, int], scores: csr_array) -> None:
+        """Append one field's (word × document) scores and save its vocabulary; a field without words adds nothing."""
+        if not vocabulary:
+            return
+        with (self.data / f"{name}{VOCABULARY_SUFFIX}").open("wb") as out:
+            out.write(orjson.dumps(vocabulary))
+        for suffix, values in (("data", scores.data.astype(np.float32, copy=False)),
+                               ("indices", scores.indices.astype(self.index_type, copy=False)),
+                               ("indptr", scores.indptr[:-1].astype(np.int64) + self.nnz)):
+            with (self.data / f"{SCORES_FILE}.{suffix}").open("ab") as out:
+                values.tofile(out)
+        self.fields[name] = [self.rows, self.rows + scores.shape[0]]
+        self.rows += scores.shape[0]
+        self.nnz += scores.nnz
 
-    def cost(self, words: list[str]) -> int:
-        """How many (document, word) scores a product reads for ``words``: a bound on the documents it matches."""
-        return sum(int(self.postings[self.vocabulary[word]]) for word in words if word in self.vocabulary)
+    def close(self) -> None:
+        """Write the end of the last row and the layout (the matrix is complete once the layout exists)."""
+        with (self.data / f"{SCORES_FILE}.indptr").open("ab") as out:
+            np.array([self.nnz], dtype=np.int64).tofile(out)
+        atomic_write_text(self.data / LAYOUT_FILE, json.dumps({
+            "format": INDEX_FORMAT, "rows": self.rows, "nnz": self.nnz, "documents": self.doc_count,
+            "index_type": np.dtype(self.index_type).name, "fields": self.fields}))
 
 
 @dataclass(frozen=True)
 class _Opened:
-    """An index as searches read it: the doc_id of each position and the fields that have words."""
+    """An index as searches read it: the doc_id of each position, and the stacked scores with each field's rows."""
 
     doc_ids: np.ndarray
-    fields: dict[str, _Field]
+    scores: csr_array
+    vocabularies: dict[str, dict[str, int]]
+    first_rows: dict[str, int]
+    postings: np.ndarray  # the documents of each row
+
+    def rows(self, words: list[str], name: str) -> list[int]:
+        """The rows of ``words`` in field ``name`` (unknown words drop out)."""
+        vocabulary, first = self.vocabularies.get(name, {}), self.first_rows.get(name, 0)
+        return [first + vocabulary[word] for word in words if word in vocabulary]
 
     def cost(self, words: list[str]) -> int:
-        return sum(part.cost(words) for part in self.fields.values())
+        """How many (document, word) scores a product reads for ``words``: a bound on the documents it matches."""
+        return sum(int(self.postings[row]) for name in self.vocabularies for row in self.rows(words, name))
+
+    def query_matrix(self, queries: Sequence[list[str]], weights: dict[str, float]) -> csr_array:
+        """One row per query holding each field's weight at its words' rows (repeats add up)."""
+        columns: list[list[int]] = []
+        values: list[list[float]] = []
+        for words in queries:
+            rows = {name: self.rows(words, name) for name in self.vocabularies}
+            columns.append([row for name in self.vocabularies for row in rows[name]])
+            values.append([weights[name] for name in self.vocabularies for _ in rows[name]])
+        index_type = self.scores.indptr.dtype
+        indptr = np.cumsum([0, *map(len, columns)], dtype=index_type)
+        count = int(indptr[-1])
+        return csr_array((np.fromiter(chain.from_iterable(values), dtype=np.float32, count=count),
+                          np.fromiter(chain.from_iterable(columns), dtype=index_type, count=count), indptr),
+                         shape=(len(queries), self.scores.shape[0]))
 
     def top_k(self, queries: Sequence[list[str]], weights: dict[str, float], k: int) -> list[list[Hit]]:
-        """Each query's top ``k``: the fields' products summed into one (query × document) score matrix."""
-        products = [part.query_matrix(queries, weights[name]) @ part.scores for name, part in self.fields.items()]
-        if not products:
-            return [[] for _ in queries]
-        scores = products[0]
-        for product in products[1:]:
-            scores = scores + product
-        return _top_k(scores, self.doc_ids, k)
+        """Each query's top ``k`` by its summed title and body scores: one product with the stacked matrix."""
+        return _top_k(self.query_matrix(queries, weights) @ self.scores, self.doc_ids, k)
 
 
 def _top_k(scores: csr_array, doc_ids: np.ndarray, k: int) -> list[list[Hit]]:
@@ -343,15 +363,32 @@ def _open(data: Path) -> _Opened:
     ``data`` is the directory a build created, never reused, so a rebuilt
     index is never served from the cache.
     """
-    doc_ids_file = data / DOC_IDS_FILE
+    doc_ids_file, layout_file = data / DOC_IDS_FILE, data / LAYOUT_FILE
     if not doc_ids_file.is_file():
         raise ConfigError(
             f"index at {data} has no BM25 score matrices (built by an earlier babelbench with tantivy's own "
             "fixed BM25); rebuild it"
         )
+    if not layout_file.is_file():
+        raise ConfigError(f"index at {data} keeps a bm25s model per field (built by an earlier babelbench); rebuild"
+                          " it: a CLIR build or QA build rebuilds it by itself")
+    layout = json.loads(layout_file.read_text())
     doc_ids = np.asarray(np.load(doc_ids_file, mmap_mode="r"))  # a plain array: a memmap's indexing costs µs per call
-    fields = {name: _Field.load(data / name, len(doc_ids)) for name in FIELDS if (data / name).is_dir()}
-    return _Opened(doc_ids, fields)
+    rows, nnz = layout["rows"], layout["nnz"]
+
+    def mapped(suffix: str, dtype: str | type, count: int) -> np.ndarray:
+        return np.memmap(data / f"{SCORES_FILE}.{suffix}", dtype=dtype, mode="r", shape=(count,)) if count else \
+            np.zeros(0, dtype=dtype)
+
+    indptr = mapped("indptr", np.int64, rows + 1) if rows else np.zeros(1, dtype=np.int64)
+    # 32-bit offsets when they fit: scipy would otherwise widen (copy) the indices for every product.
+    indptr = np.asarray(indptr, dtype=np.int32 if nnz <= _INT32_MAX else np.int64)
+    indices = mapped("indices", layout["index_type"], nnz)
+    scores = csr_array((mapped("data", np.float32, nnz), indices.astype(indptr.dtype, copy=False), indptr),
+                       shape=(rows, len(doc_ids)))
+    vocabularies = {name: orjson.loads((data / f"{name}{VOCABULARY_SUFFIX}").read_bytes()) for name in layout["fields"]}
+    first_rows = {name: start for name, (start, _) in layout["fields"].items()}
+    return _Opened(doc_ids, scores, vocabularies, first_rows, np.diff(indptr))
 
 
 def _chunks(costs: Sequence[int]) -> Iterator[range]:
@@ -464,8 +501,10 @@ class TantivyIndex:
                 if len(texts[BODY]) == INDEX_BLOCK:
                     analyse(pool, in_flight=BLOCKS_IN_FLIGHT)
             analyse(pool, in_flight=0)
+        scores = _ScoreFiles(data, len(doc_ids))
         for name, words in fields.items():
-            words.save(data / name, config)
+            scores.add(name, dict(words.vocabulary), words.scores(config) if words.vocabulary else csr_array((0, 0)))
+        scores.close()
         np.save(data / DOC_IDS_FILE, np.asarray(doc_ids, dtype=np.int64))
         return len(doc_ids)
 

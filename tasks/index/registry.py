@@ -1,6 +1,6 @@
 """Index backends by name, imported only when asked for.
 
-The Elasticsearch client (and the embedded engine's tantivy and bm25s) load
+The Elasticsearch client (and the embedded engine's tantivy) load
 only in a process that uses them, so a laptop run never needs a cluster's
 client and a cluster run never loads the embedded engine: the built-ins are
 registered as import paths (:mod:`tasks.plugins`), and another package adds

@@ -41,6 +41,18 @@ def test_an_index_without_score_matrices_asks_for_a_rebuild(tmp_path: Path) -> N
         backend.search(info, "en", ["quartz"], 10, CONFIG)
 
 
+def test_an_index_of_the_earlier_format_asks_for_a_rebuild_and_the_index_stage_rebuilds_it(tmp_path: Path) -> None:
+    # Format 1 kept a bm25s model per field and had no layout of one stacked matrix.
+    from tasks.catalog import INDEX
+
+    backend = get_backend("tantivy")
+    info = backend.build("en", [(1, "Quartz", "a hard mineral")], tmp_path / "index", CONFIG)
+    (info.path / embedded.LAYOUT_FILE).unlink()
+    with pytest.raises(ConfigError, match="earlier babelbench.*rebuild"):
+        backend.search(info, "en", ["quartz"], 10, CONFIG)
+    assert INDEX.version >= 3  # cached indexes of format 1 were built by version 2 of the stage: they are rebuilt
+
+
 def test_field_scores_are_bm25s_lucene_scores_to_the_bit() -> None:
     # The vectorised scoring must give the matrix bm25s's own indexing gives (N and
     # mean length over the documents that have the field), so no ranking or score moves.

@@ -73,15 +73,15 @@ def arm(spec: str) -> None:
     elif kind == "index":
         from tasks.index import embedded
 
-        original_save = embedded._FieldWords.save
+        original_add = embedded._ScoreFiles.add
 
-        def save(self, directory, config):  # type: ignore[no-untyped-def]
-            # <home>/indexes/tantivy/<lang>/.<fingerprint>.<attempt>/<field>
-            if directory.name == "body" and directory.parent.parent.name == detail:
+        def add(self, name, vocabulary, scores):  # type: ignore[no-untyped-def]
+            # <home>/indexes/tantivy/<lang>/.<fingerprint>.<attempt>
+            if name == "body" and self.data.parent.name == detail:
                 _pause(spec)
-            return original_save(self, directory, config)
+            return original_add(self, name, vocabulary, scores)
 
-        embedded._FieldWords.save = save  # type: ignore[method-assign]
+        embedded._ScoreFiles.add = add  # type: ignore[method-assign]
     elif kind == "commit":
         from tasks.warehouse import db
 
