@@ -32,25 +32,21 @@ def test_how_a_batch_is_split_never_changes_the_hits(tmp_path: Path, monkeypatch
     assert backend.search(info, "en", queries, 5, CONFIG) == whole
 
 
-def test_an_index_without_score_matrices_asks_for_a_rebuild(tmp_path: Path) -> None:
-    # An index directory from before the backend scored with bm25s has a manifest but no matrices.
-    backend = get_backend("tantivy")
-    info = backend.build("en", [(1, "Quartz", "a hard mineral")], tmp_path / "index", CONFIG)
-    (info.path / embedded.DOC_IDS_FILE).unlink()
-    with pytest.raises(ConfigError, match="no BM25 score matrices.*rebuild"):
-        backend.search(info, "en", ["quartz"], 10, CONFIG)
-
-
-def test_an_index_of_the_earlier_format_asks_for_a_rebuild_and_the_index_stage_rebuilds_it(tmp_path: Path) -> None:
-    # Format 1 kept a bm25s model per field and had no layout of one stacked matrix.
+@pytest.mark.parametrize(("missing", "message"), [
+    # from before the backend scored with bm25s: a manifest but no matrices
+    (embedded.DOC_IDS_FILE, "no BM25 score matrices.*rebuild"),
+    # format 1: a bm25s model per field, no layout of one stacked matrix
+    (embedded.LAYOUT_FILE, "a bm25s model per field.*rebuild"),
+])
+def test_an_index_of_an_earlier_format_asks_for_a_rebuild(tmp_path: Path, missing: str, message: str) -> None:
     from tasks.catalog import INDEX
 
     backend = get_backend("tantivy")
     info = backend.build("en", [(1, "Quartz", "a hard mineral")], tmp_path / "index", CONFIG)
-    (info.path / embedded.LAYOUT_FILE).unlink()
-    with pytest.raises(ConfigError, match="earlier babelbench.*rebuild"):
+    (info.path / missing).unlink()
+    with pytest.raises(ConfigError, match=message):
         backend.search(info, "en", ["quartz"], 10, CONFIG)
-    assert INDEX.version >= 3  # cached indexes of format 1 were built by version 2 of the stage: they are rebuilt
+    assert INDEX.version >= 3  # the index stage's version 3 writes format 2: its cached earlier indexes are rebuilt
 
 
 def test_field_scores_are_bm25s_lucene_scores_to_the_bit() -> None:
