@@ -22,6 +22,8 @@ import pyarrow.compute as pc
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MICROS_PER_DAY = 86_400_000_000
 MICROSECOND = timedelta(microseconds=1)
+#: left articles joined at a time (the memory of a join is that of the pairs its articles meet)
+JOIN_CHUNK = 50_000
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,10 @@ def top_pairs(left: Side, right: Side | None, *, min_shared: int, max_days: floa
     ``max_days`` apart (where both dates are known), best first: most shared entities, then the lowest pair id
     (``<left key>~<right key>``), at most ``limit`` of them.
 
+    The left articles are joined ``JOIN_CHUNK`` at a time, each chunk's best ``limit`` kept with those of the chunks
+    before: the pairs that share one entity are counted per pair, and at a million articles the pairs of all of
+    them at once held 6 GB in DuckDB's hash tables.
+
     ``right=None`` pairs the left articles among themselves, each unordered pair once (lower page id on the left).
     Otherwise a pair joins two different entities: both articles need a QID and the QIDs differ.
     """
@@ -75,20 +81,24 @@ def top_pairs(left: Side, right: Side | None, *, min_shared: int, max_days: floa
             "CASE WHEN x.f IS NOT NULL AND y.f IS NOT NULL THEN abs(x.f - y.f) <= $days"
             " WHEN x.us IS NOT NULL AND y.us IS NOT NULL THEN abs(x.us - y.us) <= $micros ELSE TRUE END")
         sql = f"""
-            WITH x AS (SELECT * FROM l_postings JOIN l_articles USING (i)),
+            WITH x AS (SELECT * FROM l_postings JOIN l_articles USING (i) WHERE i BETWEEN $low AND $high),
                  y AS (SELECT * FROM {other}_postings JOIN {other}_articles USING (i)),
                  met AS (SELECT x.i AS a, y.i AS b, count(*) AS shared FROM x JOIN y ON x.e = y.e
                          WHERE {pairing} AND {window} GROUP BY x.i, y.i HAVING count(*) >= $min_shared)
-            SELECT met.a, met.b, met.shared, count(*) OVER () AS total FROM met
+            SELECT met.a, met.b, met.shared, la.key || '~' || ra.key AS pair, count(*) OVER () AS total FROM met
             JOIN l_articles la ON la.i = met.a JOIN {other}_articles ra ON ra.i = met.b
-            ORDER BY met.shared DESC, la.key || '~' || ra.key LIMIT $limit"""
+            ORDER BY met.shared DESC, pair LIMIT $limit"""
         params: dict[str, object] = {"min_shared": min_shared, "limit": limit}
         if max_days is not None:
             params |= {"days": max_days, "micros": max_days * MICROS_PER_DAY}
-        rows = con.execute(sql, params).fetchall()
+        rows, total = [], 0
+        for low in range(0, len(left.page_ids), JOIN_CHUNK):
+            found = con.execute(sql, params | {"low": low, "high": low + JOIN_CHUNK - 1}).fetchall()
+            total += found[0][4] if found else 0
+            rows = sorted([*rows, *found], key=lambda row: (-row[2], row[3]))[:limit]
     finally:
         con.close()
-    return Ranked([(a, b, shared) for a, b, shared, _ in rows], rows[0][3] if rows else 0, frozenset(hubs))
+    return Ranked([(a, b, shared) for a, b, shared, _, _ in rows], total, frozenset(hubs))
 
 
 def _article_table(side: Side) -> pa.Table:

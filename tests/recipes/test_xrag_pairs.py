@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tasks.llm import Budget
+from tasks.qa import entity_join
 from tasks.qa.pairing_articles import Article, ArticleTable, EntityCodes
 from tasks.qa.xrag_config import XragConfig
 from tasks.qa.xrag_pairs import Pairing, candidate_pairs, check_related, find_pairs, parse_related
@@ -226,11 +227,13 @@ def _brute_force(pivot: list[Article], german: list[Article], config: XragConfig
     return kept, +beyond
 
 
+@pytest.mark.parametrize("chunk", [entity_join.JOIN_CHUNK, 4])
 @pytest.mark.parametrize("seed", range(40))
-def test_the_join_keeps_what_the_rule_over_every_pair_keeps(seed: int) -> None:
+def test_the_join_keeps_what_the_rule_over_every_pair_keeps(seed: int, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Random articles (whole days apart, some without a date or QID, entities from a small skewed vocabulary so
     some are hubs): the pairs, their evidence and the counts past the cap equal those of the rule applied to every
-    pair one by one."""
+    pair one by one, whether the pivot's articles are joined all at once or four at a time."""
+    monkeypatch.setattr(entity_join, "JOIN_CHUNK", chunk)
     rng = random.Random(seed)
     vocabulary = [f"Q{n}" for n in range(1, 40)]
 
