@@ -608,10 +608,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     say("")
     say(markdown_table(results, ratios))
     say("")
-    say(f"extrapolated (sum of the stages, each from its own k): English ({args.enwiki:,} articles) "
-        f"{metrics['total.enwiki_h']:.1f} h on {cpu_count} cores; a {args.rebuild_langs}-language rebuild "
-        f"{metrics['total.rebuild_h']:.1f} h on {cpu_count} cores, "
-        f"{metrics[f'total.rebuild_{args.cores}core_h']:.1f} h on {args.cores}")
+    if len(results) < 2:
+        say("no extrapolation: fitting each stage's k takes two sizes or more")
+    else:
+        say(f"extrapolated (sum of the stages, each from its own k): English ({args.enwiki:,} articles) "
+            f"{metrics['total.enwiki_h']:.1f} h on {cpu_count} cores; a {args.rebuild_langs}-language rebuild "
+            f"{metrics['total.rebuild_h']:.1f} h on {cpu_count} cores, "
+            f"{metrics[f'total.rebuild_{args.cores}core_h']:.1f} h on {args.cores}")
     lines = [orjson.dumps(row).decode() for row in rows]
     if args.out:
         args.out.write_text("\n".join(lines) + "\n")
