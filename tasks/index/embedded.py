@@ -258,8 +258,8 @@ class _ScoreFiles:
 
     The arrays are raw files that a search maps into memory (``layout.json`` gives their types and the rows of
     each field); each field's vocabulary is a JSON file of word -> row within the field. Stacking the fields
-    lets one sparse product score both and sum them, where a product per field then their sum cost twice the
-    work at a million documents (``benchmarks/mining_phases.py``).
+    lets one sparse product score both and sum them: adding a product per field cost more than the products at a
+    million documents (``benchmarks/mining_phases.py``).
     """
 
     def __init__(self, data: Path, doc_count: int) -> None:
