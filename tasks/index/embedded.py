@@ -269,9 +269,7 @@ class _ScoreFiles:
         self.index_type = np.int32 if doc_count <= _INT32_MAX else np.int64
 
     def add(self, name: str, vocabulary: dict[str, int], scores: csr_array) -> None:
-        """Append one field's (word × document) scores and save its vocabulary; a field without words adds nothing."""
-        if not vocabulary:
-            return
+        """Append one field's (word × document) scores and save its vocabulary."""
         with (self.data / f"{name}{VOCABULARY_SUFFIX}").open("wb") as out:
             out.write(orjson.dumps(vocabulary))
         for suffix, values in (("data", scores.data.astype(np.float32, copy=False)),
@@ -503,7 +501,8 @@ class TantivyIndex:
             analyse(pool, in_flight=0)
         scores = _ScoreFiles(data, len(doc_ids))
         for name, words in fields.items():
-            scores.add(name, dict(words.vocabulary), words.scores(config) if words.vocabulary else csr_array((0, 0)))
+            if words.vocabulary:  # a field without words adds no rows
+                scores.add(name, dict(words.vocabulary), words.scores(config))
         scores.close()
         np.save(data / DOC_IDS_FILE, np.asarray(doc_ids, dtype=np.int64))
         return len(doc_ids)

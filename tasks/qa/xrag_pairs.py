@@ -149,8 +149,9 @@ def candidate_pairs(pivot: ArticleTable, others: dict[str, ArticleTable], config
     groups: dict[str, list[PairCandidate]] = {}
     beyond: Counter[str] = Counter()
     hubs: dict[str, frozenset[str]] = {}
+    pivot_side = pivot.side()  # every group's left side: its arrays are built once
     for group, left, right in sides:
-        ranked = top_pairs(left.side(), None if right is None else right.side(),
+        ranked = top_pairs(pivot_side, None if right is None else right.side(),
                            min_shared=config.min_shared_entities, max_days=config.max_days_apart,
                            max_entity_articles=config.max_entity_articles, limit=config.max_pairs)
         hubs[group] = left.codes.qids_of(ranked.hubs)
