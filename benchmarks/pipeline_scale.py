@@ -260,6 +260,22 @@ def _write_one(kind: str, folder: Path, lang: str, articles: int, seed: int) -> 
     return write_xml(wiki, folder, seed)
 
 
+def kept_dump(store: Path, langs: Sequence[str], articles: int, seed: int) -> Dump:
+    """The dump of ``langs`` at ``articles`` and ``seed`` kept under ``store`` (``--dumps``), written there first if it
+    is not: a million articles per language take 25 minutes to write on two cores, and the same arguments always
+    write the same dump. ``dump.json``, written last, marks a complete one."""
+    folder = store / f"{'-'.join(langs)}-{articles}-{seed}"
+    marker = folder / "dump.json"
+    if marker.exists():
+        kept = orjson.loads(marker.read_bytes())
+        return Dump(folder / "cirrus", folder / "xml", kept["words"], kept["xml_pages"],
+                    folder_bytes(folder / "cirrus") / MB, folder_bytes(folder / "xml") / MB)
+    shutil.rmtree(folder, ignore_errors=True)  # an interrupted write
+    dump = write_dump(folder, langs, articles, seed)
+    marker.write_bytes(orjson.dumps({"words": dump.words, "xml_pages": dump.xml_pages}))
+    return dump
+
+
 def write_dump(folder: Path, langs: Sequence[str], articles: int, seed: int) -> Dump:
     """Every language in both formats, one process per core: at a million articles a dump takes half an hour to
     write on one. Each file depends on its language and the seed alone, so the dump is the same however many run."""
@@ -401,9 +417,10 @@ def cli(home: Path) -> list[str]:
 def run_size(articles: int, langs: Sequence[str], root: Path, env: dict[str, str], args: argparse.Namespace) -> SizeResult:
     say(f"N = {articles:,} articles per language ({', '.join(langs)})")
     started = time.perf_counter()
-    dump = write_dump(root / "dump", langs, articles, args.seed)
+    dump = kept_dump(args.dumps, langs, articles, args.seed) if args.dumps else \
+        write_dump(root / "dump", langs, articles, args.seed)
     generate_s = time.perf_counter() - started
-    say(f"  dump written in {generate_s:.1f} s: CirrusSearch {dump.cirrus_mb:.1f} MB, XML {dump.xml_mb:.1f} MB "
+    say(f"  dump written (or found in --dumps) in {generate_s:.1f} s: CirrusSearch {dump.cirrus_mb:.1f} MB, XML {dump.xml_mb:.1f} MB "
         f"({dump.words / len(langs) / articles:.0f} words per article)")
     home, xml_home = root / "home", root / "home-xml"
     lang_list = ",".join(langs)
@@ -574,6 +591,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         + " (the CLIR and QA builds read the CirrusSearch ingest)")
     parser.add_argument("--out", type=Path, help="also write every JSON line (per size, command and stage) here")
     parser.add_argument("--seed", type=int, default=20260101)
+    parser.add_argument("--dumps", type=Path, help="keep the synthetic dumps here and reuse them in later runs")
     parser.add_argument("--poll", type=float, default=0.2, help="seconds between RSS samples of a command's processes")
     parser.add_argument("--enwiki", type=int, default=ENWIKI_ARTICLES, help="articles of the largest edition")
     parser.add_argument("--rebuild-langs", type=int, default=REBUILD_LANGS)

@@ -203,11 +203,13 @@ def generate_items(
     *, budget: BudgetLedger | None = None, stage: str = "eclektic-qa",
 ) -> StageOutput:
     """One QA pair per selected candidate of ``lang``; every candidate becomes a ``qa_items`` row with a status."""
-    candidates = wh.query(
-        "SELECT c.page_id, c.title, d.text FROM qa_candidates c JOIN documents d ON d.lang = c.lang AND d.page_id = c.page_id"
-        " WHERE c.benchmark = ? AND c.lang = ? AND c.selected ORDER BY c.page_id",
-        [benchmark, lang],
-    )
+    # The texts of the selected few are found by a filter on their page ids, not by a join with the candidates: the
+    # planner, blind to how few are selected, would build the join's hash table over every article's text.
+    selected = wh.query("SELECT page_id, title FROM qa_candidates WHERE benchmark = ? AND lang = ? AND selected"
+                        " ORDER BY page_id", [benchmark, lang])
+    texts = dict(wh.query("SELECT page_id, text FROM documents WHERE lang = ? AND list_contains(?, page_id)",
+                          [lang, [page_id for page_id, _ in selected]]))
+    candidates = [(page_id, title, texts[page_id]) for page_id, title in selected if page_id in texts]
     spec = client.registry.get(generator)
     language = rule_for(lang).name
     contexts = [context_of(text, lang, config.context_sentences) for _, _, text in candidates]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,44 @@ def test_how_a_batch_is_split_never_changes_the_hits(tmp_path: Path, monkeypatch
     monkeypatch.setattr(embedded, "CHUNK_POSTINGS", 4)
     assert [len(chunk) for chunk in embedded._chunks([9, 9, 0, 0, 9])] == [1, 1, 2, 1]
     assert backend.search(info, "en", queries, 5, CONFIG) == whole
+
+
+def test_two_builds_in_one_process_run_one_after_the_other(tmp_path: Path) -> None:
+    """A flow indexes its languages on parallel threads; each build uses every core already, so a second build at
+    once would only hold a second corpus in memory. The first reader waits (up to a second) for the second to
+    begin: had the builds overlapped, the second would have begun while the first was still reading."""
+    reading: set[str] = set()
+    began: list[str] = []
+    overlapped: list[str] = []
+    second_began = threading.Event()
+
+    def docs(lang: str, word: str) -> Iterator[tuple[int, str, str]]:
+        if reading:
+            overlapped.append(lang)
+        reading.add(lang)
+        began.append(lang)
+        if len(began) == 2:
+            second_began.set()
+        for page_id in range(1, 4):
+            yield page_id, f"{word} {page_id}", f"{word} text"
+            if page_id == 1:
+                second_began.wait(timeout=1.0)
+        reading.discard(lang)
+
+    backend = get_backend("tantivy")
+    built = {}
+
+    def build(lang: str, word: str) -> None:
+        built[lang] = backend.build(lang, docs(lang, word), tmp_path / lang / "index", CONFIG)  # as index_path
+
+    threads = [threading.Thread(target=build, args=args) for args in (("en", "quartz"), ("de", "feldspat"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not overlapped, f"{overlapped[0]} began reading its documents while another build was reading"
+    assert [hits[0][0] for hits in backend.search(built["en"], "en", ["quartz 2"], 1, CONFIG)] == [2]
+    assert [hits[0][0] for hits in backend.search(built["de"], "de", ["feldspat 3"], 1, CONFIG)] == [3]
 
 
 @pytest.mark.parametrize(("missing", "message"), [
