@@ -22,8 +22,9 @@ import pyarrow.compute as pc
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MICROS_PER_DAY = 86_400_000_000
 MICROSECOND = timedelta(microseconds=1)
-#: left articles joined at a time (the memory of a join is that of the pairs its articles meet)
-JOIN_CHUNK = 50_000
+#: (left, right) rows sharing an entity that one part of the join may count: its hash tables grow with them, not
+#: with the articles (a part is at least one left article, however many rows that one meets)
+JOIN_ROWS = 32_000_000
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,12 @@ def top_pairs(left: Side, right: Side | None, *, min_shared: int, max_days: floa
     ``max_days`` apart (where both dates are known), best first: most shared entities, then the lowest pair id
     (``<left key>~<right key>``), at most ``limit`` of them.
 
-    The left articles are joined ``JOIN_CHUNK`` at a time, each chunk's best ``limit`` kept with those of the chunks
-    before: the pairs that share one entity are counted per pair, and at a million articles the pairs of all of
-    them at once held 6 GB in DuckDB's hash tables.
+    The left articles are joined a part at a time, each part's best ``limit`` kept with those of the parts before:
+    the pairs that share one entity are counted per pair, and at a million articles the pairs of all of them at
+    once held 6 GB in DuckDB's hash tables. A part is as many consecutive left articles as meet at most
+    ``JOIN_ROWS`` (left, right) rows sharing an entity, counted beforehand from the entities' article counts: a
+    part of a fixed number of articles would meet more rows the larger the wiki, as its entities are mentioned by
+    more articles.
 
     ``right=None`` pairs the left articles among themselves, each unordered pair once (lower page id on the left).
     Otherwise a pair joins two different entities: both articles need a QID and the QIDs differ.
@@ -68,13 +72,13 @@ def top_pairs(left: Side, right: Side | None, *, min_shared: int, max_days: floa
         for side in sides:
             counts = np.bincount(side.entities)
             hubs.update(np.flatnonzero(counts > max_entity_articles).tolist())
+    kept = [_postings(side, hubs) for side in sides]
     con = duckdb.connect()
     try:
         names = ["l"] if right is None else ["l", "r"]
-        for name, side in zip(names, sides, strict=True):
-            keep = ~np.isin(side.entities, list(hubs)) if hubs else np.ones(len(side.entities), dtype=bool)
+        for name, side, (articles, entities) in zip(names, sides, kept, strict=True):
             con.register(f"{name}_articles", _article_table(side))
-            con.register(f"{name}_postings", pa.table({"i": side.articles[keep], "e": side.entities[keep]}))
+            con.register(f"{name}_postings", pa.table({"i": articles, "e": entities}))
         other = "l" if right is None else "r"
         pairing = "y.page > x.page" if right is None else "x.q >= 0 AND y.q >= 0 AND x.q <> y.q"
         window = "TRUE" if max_days is None else (
@@ -92,13 +96,39 @@ def top_pairs(left: Side, right: Side | None, *, min_shared: int, max_days: floa
         if max_days is not None:
             params |= {"days": max_days, "micros": max_days * MICROS_PER_DAY}
         rows, total = [], 0
-        for low in range(0, len(left.page_ids), JOIN_CHUNK):
-            found = con.execute(sql, params | {"low": low, "high": low + JOIN_CHUNK - 1}).fetchall()
+        for low, high in _parts(len(left.page_ids), kept[0], kept[-1][1]):
+            found = con.execute(sql, params | {"low": low, "high": high}).fetchall()
             total += found[0][4] if found else 0
             rows = sorted([*rows, *found], key=lambda row: (-row[2], row[3]))[:limit]
     finally:
         con.close()
     return Ranked([(a, b, shared) for a, b, shared, _, _ in rows], total, frozenset(hubs))
+
+
+def _postings(side: Side, hubs: set[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The side's (article position, entity code) postings that can pair: those of the hubs left out."""
+    if not hubs:
+        return side.articles, side.entities
+    keep = ~np.isin(side.entities, list(hubs))
+    return side.articles[keep], side.entities[keep]
+
+
+def _parts(count: int, left: tuple[np.ndarray, np.ndarray], right_entities: np.ndarray) -> list[tuple[int, int]]:
+    """``(first, last)`` positions of the left articles joined together: consecutive runs whose postings meet at
+    most :data:`JOIN_ROWS` right postings of the same entity (each article in one run, however many it meets)."""
+    articles, entities = left
+    if not len(entities):
+        return [(0, count - 1)] if count else []
+    per_entity = np.bincount(right_entities, minlength=int(entities.max()) + 1)
+    met = np.bincount(articles, weights=per_entity[entities], minlength=count)
+    ends = np.cumsum(met)
+    parts, low = [], 0
+    while low < count:
+        # the last article whose run from ``low`` meets at most JOIN_ROWS rows, and at least the first one
+        high = max(low, int(np.searchsorted(ends, (ends[low - 1] if low else 0) + JOIN_ROWS, side="right")) - 1)
+        parts.append((low, high))
+        low = high + 1
+    return parts
 
 
 def _article_table(side: Side) -> pa.Table:

@@ -9,6 +9,7 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tasks.llm import Budget
@@ -227,13 +228,13 @@ def _brute_force(pivot: list[Article], german: list[Article], config: XragConfig
     return kept, +beyond
 
 
-@pytest.mark.parametrize("chunk", [entity_join.JOIN_CHUNK, 4])
+@pytest.mark.parametrize("rows", [entity_join.JOIN_ROWS, 12, 1])
 @pytest.mark.parametrize("seed", range(40))
-def test_the_join_keeps_what_the_rule_over_every_pair_keeps(seed: int, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_join_keeps_what_the_rule_over_every_pair_keeps(seed: int, rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Random articles (whole days apart, some without a date or QID, entities from a small skewed vocabulary so
     some are hubs): the pairs, their evidence and the counts past the cap equal those of the rule applied to every
-    pair one by one, whether the pivot's articles are joined all at once or four at a time."""
-    monkeypatch.setattr(entity_join, "JOIN_CHUNK", chunk)
+    pair one by one, whether the pivot's articles are joined all at once, a few at a time or one by one."""
+    monkeypatch.setattr(entity_join, "JOIN_ROWS", rows)
     rng = random.Random(seed)
     vocabulary = [f"Q{n}" for n in range(1, 40)]
 
@@ -357,3 +358,26 @@ def test_dense_pairs_join_articles_about_the_same_event_but_never_an_article_and
     with Warehouse(home) as wh:
         find_pairs(wh, "entities", ["en", "de"], config.model_copy(update={"dense_model": None}), "fp-entities")
         assert wh.scalar("SELECT count(*) FROM related_pairs WHERE benchmark = 'entities'") == by_entities
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_join_s_parts_cover_the_articles_in_order_each_within_its_rows(seed: int,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random postings: the parts are consecutive runs covering every left article once, each meeting at most
+    ``JOIN_ROWS`` right postings of its entities (counted here pair by pair) unless it is a single article, and none
+    could take the next article without passing the bound."""
+    rng = np.random.default_rng(seed)
+    bound = int(rng.integers(1, 40))
+    monkeypatch.setattr(entity_join, "JOIN_ROWS", bound)
+    count = int(rng.integers(0, 60))
+    left_articles = np.sort(rng.integers(0, max(count, 1), size=int(rng.integers(0, 200)) if count else 0))
+    left_entities = rng.integers(0, 25, size=len(left_articles))
+    right_entities = rng.integers(0, 25, size=int(rng.integers(0, 300)))
+    meets = [sum(int(np.sum(right_entities == e)) for e in left_entities[left_articles == i]) for i in range(count)]
+    parts = entity_join._parts(count, (left_articles, left_entities), right_entities)
+    assert [i for low, high in parts for i in range(low, high + 1)] == list(range(count))
+    for n, (low, high) in enumerate(parts):
+        rows = sum(meets[low:high + 1])
+        assert rows <= bound or low == high
+        if n + 1 < len(parts):
+            assert rows + meets[high + 1] > bound
