@@ -20,12 +20,13 @@ without a model: the items (``qa-generate``, ``xrag-related``, ``xrag-questions`
 pre-screen, ``translate``, and so ``distractors`` (their BM25 distractor retrieval reads the translated items) and
 ``instances``; then inference and judging. Their cost is model calls, which this benchmark does not model.
 
-Per command: wall seconds, the peak RSS of its process tree (psutil, sampled every ``--poll`` seconds: the command,
-its Dask workers and helpers; not the shared Prefect API server, which was started before timing), the largest single
-process's peak (``wait4``'s ``ru_maxrss``), and the size of the home after it. Per stage, from the warehouse's
+Per command: wall seconds, the peak RSS and the peak PSS of its process tree (psutil, sampled every ``--poll``
+seconds: the command, its Dask workers and helpers; not the shared Prefect API server, which was started before
+timing; PSS counts a page the processes share, such as a mapped index, once in all), the largest single process's
+peak (``wait4``'s ``ru_maxrss``), and the size of the home after it. Per stage, from the warehouse's
 ``artifacts`` table: the span of its cells (first start to last finish; cells of different languages may overlap),
-their summed seconds, the peak of the tree's RSS samples taken within that span, and the bytes of the lake tables and
-home folders the catalog says it writes.
+their summed seconds, the peaks of the tree's RSS and PSS samples taken within that span, and the bytes of the lake
+tables and home folders the catalog says it writes.
 
 The growth exponent k of each stage (time ∝ N^k, least squares on logs over the sizes) then extrapolates to
 ``--enwiki`` articles and to a ``--rebuild-langs`` rebuild; see :func:`rebuild_sizes` and :func:`makespan` for the
@@ -295,6 +296,7 @@ def write_dump(folder: Path, langs: Sequence[str], articles: int, seed: int) -> 
 class Sample:
     at: float  # time.time()
     rss: int  # bytes, the whole process tree
+    pss: int  # bytes, the tree's proportional set size: a page its processes share (a mapped index) counted once
 
 
 @dataclass
@@ -302,20 +304,24 @@ class CommandRun:
     name: str
     seconds: float
     peak_rss_mb: float
+    peak_pss_mb: float
     max_process_rss_mb: float
     home_mb: float
     samples: list[Sample] = field(repr=False)
     output: str = field(repr=False)
 
 
-def _tree_rss(process: psutil.Process) -> int:
-    total = 0
+def _tree_memory(process: psutil.Process) -> tuple[int, int]:
+    """The tree's summed RSS and PSS (``smaps_rollup``): Dask's workers each map the index they search, so RSS
+    counts its pages once per worker, PSS once in all."""
+    rss = pss = 0
     for member in [process, *process.children(recursive=True)]:
         try:
-            total += member.memory_info().rss
+            memory = member.memory_full_info()
         except psutil.Error:
-            pass  # ended between listing and reading
-    return total
+            continue  # ended between listing and reading
+        rss, pss = rss + memory.rss, pss + memory.pss
+    return rss, pss
 
 
 def run_command(name: str, argv: list[str], env: dict[str, str], home: Path, poll: float, *,
@@ -331,7 +337,7 @@ def run_command(name: str, argv: list[str], env: dict[str, str], home: Path, pol
         def sample() -> None:
             while not done.is_set():
                 try:
-                    samples.append(Sample(time.time(), _tree_rss(watched)))
+                    samples.append(Sample(time.time(), *_tree_memory(watched)))
                 except psutil.Error:
                     return
                 done.wait(poll)
@@ -347,9 +353,11 @@ def run_command(name: str, argv: list[str], env: dict[str, str], home: Path, pol
         output = log.read().decode(errors="replace")
     if child.returncode not in allowed_exit:
         raise SystemExit(f"{name} failed (exit {child.returncode}): {' '.join(argv[2:])}\n{output[-3000:]}")
-    peak = max((s.rss for s in samples), default=0)
-    say(f"  {name}: {seconds:.1f} s, peak RSS {peak / MB:.0f} MB (tree)")
-    return CommandRun(name, seconds, peak / MB, usage.ru_maxrss * 1024 / MB, folder_bytes(home) / MB, samples, output)
+    peak, peak_pss = max((s.rss for s in samples), default=0), max((s.pss for s in samples), default=0)
+    say(f"  {name}: {seconds:.1f} s, peak RSS {peak / MB:.0f} MB, peak PSS {peak_pss / MB:.0f} MB (tree), largest "
+        f"process {usage.ru_maxrss * 1024 / MB:.0f} MB")
+    return CommandRun(name, seconds, peak / MB, peak_pss / MB, usage.ru_maxrss * 1024 / MB, folder_bytes(home) / MB,
+                      samples, output)
 
 
 # -- per stage, from the warehouse --------------------------------------------------------------------------------
@@ -363,6 +371,7 @@ class StageRun:
     span_s: float
     cell_s: float
     peak_rss_mb: float | None
+    peak_pss_mb: float | None
     disk_mb: float
 
 
@@ -391,12 +400,13 @@ def stage_runs(command: CommandRun, home: Path, after_id: int) -> tuple[list[Sta
     found = []
     for stage, cells in grouped.items():
         start, end = min(c[3] for c in cells), max(c[4] for c in cells)
-        within = [s.rss for s in command.samples if start - 0.5 <= s.at <= end + 0.5]
+        within = [s for s in command.samples if start - 0.5 <= s.at <= end + 0.5]
         statuses = sorted({c[2] for c in cells})
         disk = sum(shard_bytes.get(c[6], 0) for c in cells)
         disk += sum(folder_bytes(home / out.rstrip("/")) for out in outputs.get(stage, ()) if out.endswith("/"))
         found.append(StageRun(command.name, stage, len(cells), sum(c[7] or 0 for c in cells), "/".join(statuses), end - start,
-                              sum(c[5] for c in cells), max(within) / MB if within else None, disk / MB))
+                              sum(c[5] for c in cells), max(s.rss for s in within) / MB if within else None,
+                              max(s.pss for s in within) / MB if within else None, disk / MB))
     return found, last
 
 
@@ -509,12 +519,13 @@ def summarise(results: list[SizeResult], langs: Sequence[str], args: argparse.Na
                      "xml_mb": round(result.dump.xml_mb, 1), "words": result.dump.words, "xml_pages": result.dump.xml_pages})
         for command in result.commands:
             rows.append({**base, "kind": "command", "command": command.name, "seconds": round(command.seconds, 2),
-                         "peak_rss_mb": round(command.peak_rss_mb, 1),
+                         "peak_rss_mb": round(command.peak_rss_mb, 1), "peak_pss_mb": round(command.peak_pss_mb, 1),
                          "max_process_rss_mb": round(command.max_process_rss_mb, 1), "home_mb": round(command.home_mb, 1)})
         for run in result.stages:
             rows.append({**base, "kind": "stage", "command": run.command, "stage": run.stage, "cells": run.cells, "rows": run.rows,
                          "status": run.status, "seconds": round(run.span_s, 2), "cell_seconds": round(run.cell_s, 2),
                          "peak_rss_mb": None if run.peak_rss_mb is None else round(run.peak_rss_mb, 1),
+                         "peak_pss_mb": None if run.peak_pss_mb is None else round(run.peak_pss_mb, 1),
                          "disk_mb": round(run.disk_mb, 2)})
     series: dict[str, list[float]] = {}
     for result in results:
@@ -554,7 +565,7 @@ def summarise(results: list[SizeResult], langs: Sequence[str], args: argparse.Na
 
 def markdown_table(results: list[SizeResult], ratios: dict[str, float | None]) -> str:
     sizes = [r.articles for r in results]
-    header = "| stage | " + " | ".join(f"N={n:,}: s / peak RSS MB / disk MB" for n in sizes) + " | k (time ∝ N^k) |"
+    header = "| stage | " + " | ".join(f"N={n:,}: s / peak RSS MB / peak PSS MB / disk MB" for n in sizes) + " | k (time ∝ N^k) |"
     lines = [header, "|---|" + "---|" * len(sizes) + "---|"]
     keys: dict[str, None] = {}
     for result in results:
@@ -568,13 +579,15 @@ def markdown_table(results: list[SizeResult], ratios: dict[str, float | None]) -
         for result in results:
             if key.startswith("command."):
                 found = [c for c in result.commands if f"command.{c.name}" == key]
-                cells.append(f"**{found[0].seconds:.1f}** / {found[0].peak_rss_mb:.0f} / {found[0].home_mb:.0f} (home)"
+                cells.append(f"**{found[0].seconds:.1f}** / {found[0].peak_rss_mb:.0f} / {found[0].peak_pss_mb:.0f} / "
+                             f"{found[0].home_mb:.0f} (home)"
                              if found else "—")
             else:
                 hit = [r for r in result.stages if stage_key(r) == key]
                 if hit:
                     rss = "—" if hit[0].peak_rss_mb is None else f"{hit[0].peak_rss_mb:.0f}"
-                    cells.append(f"{hit[0].span_s:.1f} / {rss} / {hit[0].disk_mb:.1f}")
+                    pss = "—" if hit[0].peak_pss_mb is None else f"{hit[0].peak_pss_mb:.0f}"
+                    cells.append(f"{hit[0].span_s:.1f} / {rss} / {pss} / {hit[0].disk_mb:.1f}")
                 else:
                     cells.append("—")
         k = ratios.get(f"k.{key}")

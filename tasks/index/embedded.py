@@ -34,10 +34,10 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import tantivy
-from scipy.sparse import csr_array, vstack
+from scipy.sparse import csr_array
 from tqdm import tqdm
 
-from tasks.compute import thread_budget
+from tasks.compute import release_freed_memory, thread_budget
 from tasks.errors import ConfigError
 from tasks.index.analysis import WORD_PATTERN, AnalysisPlan, plan_for, prepare_document, prepare_query
 from tasks.index.base import (
@@ -77,6 +77,8 @@ INDEX_BLOCK = 16_384
 BLOCKS_IN_FLIGHT = 2
 # Entries of a field's counts scored together: their float64 temporaries fit a core's cache.
 SCORE_SLICE = 1 << 16
+# Entries of a field's counts whose document lengths are summed together (their float64 weights: 128 MB).
+LENGTH_SLICE = 1 << 24
 # Opened indexes kept per process: loading one parses its vocabularies.
 OPEN_INDEXES = 8
 _INT32_MAX = np.iinfo(np.int32).max
@@ -202,17 +204,40 @@ class _FieldWords:
         self.blocks.append(self.pieces.counts_of(texts, analyzer, pool))
 
     def term_frequencies(self) -> csr_array:
-        """The (word × document) counts, each word's documents in index order (one conversion of the blocks)."""
+        """The (word × document) counts, each word's documents in index order.
+
+        Written straight into the final arrays, a block at a time, each block dropped once its entries are placed:
+        stacking the blocks and transposing the stack held two or three copies of the counts at once (a gigabyte
+        each at a million documents).
+        """
         blocks = [block.result() for block in self.blocks]
         self.blocks.clear()
-        for block in blocks:  # a block holds the columns of the words known when it was read
-            block.resize((block.shape[0], len(self.vocabulary)))
-        counts = vstack(blocks, format="csr")
-        blocks.clear()  # two copies of the counts at a time, not three: at a million documents each is a gigabyte
-        counts = counts.T.tocsr()
-        index_type = np.int32 if max(counts.nnz, *counts.shape) <= _INT32_MAX else np.int64  # what a search expects
-        return csr_array((counts.data, counts.indices.astype(index_type, copy=False),
-                          counts.indptr.astype(index_type, copy=False)), shape=counts.shape)
+        words = len(self.vocabulary)
+        documents = sum(block.shape[0] for block in blocks)
+        per_word = np.zeros(words, dtype=np.int64)
+        for block in blocks:
+            per_word += np.bincount(block.indices, minlength=words)
+        indptr = np.concatenate(([0], np.cumsum(per_word)))
+        nnz = int(indptr[-1])
+        index_type = np.int32 if max(nnz, words, documents) <= _INT32_MAX else np.int64  # what a search expects
+        data, indices = np.empty(nnz, dtype=np.float32), np.empty(nnz, dtype=index_type)
+        placed = indptr[:-1].copy()  # where each word's next document goes
+        first_document = 0
+        blocks.reverse()
+        while blocks:
+            block = blocks.pop()
+            # the block's entries by word; a word's documents stay in the block's (index) order
+            order = np.argsort(block.indices, kind="stable")
+            word = block.indices[order]
+            in_block = np.bincount(word, minlength=words)
+            rank = np.arange(len(word)) - np.repeat(np.cumsum(in_block) - in_block, in_block)
+            at = placed[word] + rank
+            data[at] = block.data[order]
+            indices[at] = np.repeat(np.arange(first_document, first_document + block.shape[0]),
+                                    np.diff(block.indptr))[order]
+            placed += in_block
+            first_document += block.shape[0]
+        return csr_array((data, indices, indptr.astype(index_type)), shape=(words, documents))
 
     def scores(self, config: IndexConfig) -> csr_array:
         """The (word × document) BM25 matrix, bit for bit what ``bm25s.BM25(method="lucene").index`` computes.
@@ -223,23 +248,35 @@ class _FieldWords:
         rounded to float32.
         """
         tf = self.term_frequencies()
-        length_of = np.bincount(tf.indices, weights=tf.data, minlength=tf.shape[1])
+        length_of = _document_lengths(tf)
         listed = int(np.count_nonzero(length_of))
         frequencies, frequency_of_word = np.unique(np.diff(tf.indptr), return_inverse=True)
         idf = np.array([math.log(1 + (listed - df + 0.5) / (df + 0.5)) for df in frequencies.tolist()],
                        dtype=np.float32)[frequency_of_word]
         norm = config.k1 * ((1 - config.b) + config.b * length_of / (length_of.sum() / listed))
-        tf.data = _bm25_terms(tf, idf, norm)
+        _bm25_terms(tf, idf, norm)
         return tf
 
 
-def _bm25_terms(tf: csr_array, idf: np.ndarray, norm: np.ndarray) -> np.ndarray:
-    """``idf[word] · tf / (norm[doc] + tf)`` for every entry of the (word × document) counts, in float32.
+def _document_lengths(tf: csr_array) -> np.ndarray:
+    """Each document's count of words (float64), summed ``LENGTH_SLICE`` entries at a time: one ``bincount`` over
+    every entry would convert all counts to float64 and all indices to 64 bits at once (2 GB at a million
+    documents). The sums are of whole numbers, exact in any order."""
+    lengths = np.zeros(tf.shape[1], dtype=np.float64)
+    for start in range(0, tf.nnz, LENGTH_SLICE):
+        lengths += np.bincount(tf.indices[start:start + LENGTH_SLICE], weights=tf.data[start:start + LENGTH_SLICE],
+                               minlength=tf.shape[1])
+    return lengths
+
+
+def _bm25_terms(tf: csr_array, idf: np.ndarray, norm: np.ndarray) -> None:
+    """``idf[word] · tf / (norm[doc] + tf)`` in place of every entry of the (word × document) counts, in float32.
 
     Computed in float64 as bm25s does, slice after slice of ``SCORE_SLICE`` entries on the process's threads:
-    each slice's temporaries stay in the cache, and NumPy releases the GIL for the arithmetic.
+    each slice's temporaries stay in the cache, and NumPy releases the GIL for the arithmetic. In place, as a
+    slice's counts are read before its scores are written: a second array would be half a gigabyte at a million
+    documents.
     """
-    scores = np.empty(tf.nnz, dtype=np.float32)
     word_ends = tf.indptr[1:]
 
     def score(start: int) -> None:
@@ -251,11 +288,10 @@ def _bm25_terms(tf: csr_array, idf: np.ndarray, norm: np.ndarray) -> np.ndarray:
         norms += counts
         counts /= norms
         counts *= np.repeat(idf[first:last + 1], per_word)
-        scores[start:end] = counts
+        tf.data[start:end] = counts
 
     with ThreadPoolExecutor(max_workers=thread_budget()) as pool:
         list(pool.map(score, range(0, tf.nnz, SCORE_SLICE)))
-    return scores
 
 
 class _ScoreFiles:
@@ -475,6 +511,7 @@ class TantivyIndex:
         try:
             with _one_build(lang):
                 count = self._index(data, plan, docs, config, source=f"documents for the {lang} index at {path}")
+                release_freed_memory()
             info = IndexInfo(
                 backend=self.name, lang=lang, path=path, doc_count=count, config=config,
                 bm25_k1=config.k1, bm25_b=config.b,

@@ -115,3 +115,21 @@ def test_a_dask_worker_killed_mid_cell_is_told_as_memory_not_a_bare_kill(tmp_pat
         "toy-build[fr] (language fr) ran out of memory: a worker process was killed (the system's OOM killer, or "
         "Dask's nanny at the worker's memory limit).")
     assert type(raised.value.__cause__).__name__ == "KilledWorker"
+
+
+@pytest.mark.skipif(not hasattr(__import__("ctypes").CDLL(None), "malloc_trim"), reason="glibc only")
+def test_memory_freed_inside_the_heap_goes_back_to_the_system_once_released() -> None:
+    """256 MB of small blocks (below glibc's mmap threshold), freed while a block after them stays: glibc keeps the
+    freed pages (the heap cannot shrink past the live block) until :func:`compute.release_freed_memory`."""
+    import subprocess
+    import sys
+
+    script = (
+        "import psutil; from tasks.compute import release_freed_memory\n"
+        "rss = lambda: psutil.Process().memory_info().rss\n"
+        "blocks = [bytearray(64 * 1024) for _ in range(4096)]; pinned = bytearray(64 * 1024)\n"
+        "del blocks; kept = rss(); release_freed_memory(); print(kept - rss())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert int(done.stdout) > 200 * 1024 * 1024
