@@ -175,29 +175,36 @@ def build_bi(wh: Warehouse, collection: str, src: str, tgt: str, config: ClirCon
     """Qrels of the BI direction ``src``→``tgt``: projected labels, QID-disjoint split, padding.
 
     Projected as arrays, range of queries after range of queries (a language's hits are its articles times
-    ``top_k`` rows: at a million articles, Python objects per hit cost minutes and gigabytes); every judged query
-    must be known before the splits are drawn, so the judgements are kept as flat arrays until then.
+    ``top_k`` rows: at a million articles, Python objects per hit cost minutes and gigabytes), twice: the splits
+    are drawn over every judged query, so a first pass finds those, and the second writes each range's rows as it
+    projects them. Keeping every range's judgements until the splits were known held 1.7 GB per direction at a
+    million articles, and grew with the language; a second pass costs a read of the hits.
     """
     src_qids, tgt_qids = _qids(wh, src), _qids(wh, tgt)
     numbering: dict[str, int] = {}
     src_items, tgt_items = _Items.of(src_qids, numbering), _Items.of(tgt_qids, numbering)
     target_of_item = tgt_items.pages_of(len(numbering))
-    parts = [_projected(*hits, src_items, target_of_item, config.force_self_label, src)
-             for hits in _range_hits(wh, src)]
-    queries, docs, labels = (np.concatenate([part[column] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
-                             for column in range(3))
-    starts = np.flatnonzero(_first_of_runs(queries))
-    query_ids = queries[starts]
+
+    def projected() -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Each range's ``(query, target doc, label)`` rows; ranges and their queries come in page-id order."""
+        for hits in _range_hits(wh, src):
+            yield _projected(*hits, src_items, target_of_item, config.force_self_label, src)
+
+    judged = [queries[_first_of_runs(queries)] for queries, _, _ in projected()]
+    query_ids = np.concatenate(judged) if judged else np.zeros(0, dtype=np.int64)
     splits = _split_of({query_id: src_qids[query_id] for query_id in query_ids.tolist()}, (src, tgt), config)
     pool = sorted(tgt_qids) if config.pad else []
-    return _write(wh, cell, fingerprint, _bi_tables(collection, src, tgt, query_ids, np.append(starts, len(queries)),
-                                                    docs, labels.astype(np.int8), splits, pool, config))
+    return _write(wh, cell, fingerprint, (
+        table for queries, docs, labels in projected()
+        for table in _bi_tables(collection, src, tgt, queries, docs, labels.astype(np.int8), splits, pool, config)))
 
 
-def _bi_tables(collection: str, src: str, tgt: str, query_ids: np.ndarray, bounds: np.ndarray, docs: np.ndarray,
-               labels: np.ndarray, splits: dict[int, str], pool: Sequence[int], config: ClirConfig) -> Iterator[pa.Table]:
-    """The direction's rows, about ``WRITE_ROWS`` at a time: a query's judgements as they are, or padded (a query
-    of a base split, :func:`_padded`) one query at a time."""
+def _bi_tables(collection: str, src: str, tgt: str, queries: np.ndarray, docs: np.ndarray, labels: np.ndarray,
+               splits: dict[int, str], pool: Sequence[int], config: ClirConfig) -> Iterator[pa.Table]:
+    """Rows of the direction (a query's rows together), about ``WRITE_ROWS`` at a time: a query's judgements as
+    they are, or padded (a query of a base split, :func:`_padded`) one query at a time."""
+    starts = np.flatnonzero(_first_of_runs(queries))
+    query_ids, bounds = queries[starts], np.append(starts, len(queries))
     split_of = np.array([splits[query_id] for query_id in query_ids.tolist()], dtype=object)
     padded = np.array([config.pad and split != UNSPLIT for split in split_of.tolist()], dtype=bool)
     first = 0
