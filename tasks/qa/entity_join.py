@@ -77,9 +77,8 @@ def top_pairs(left: Side, right: Side | None, *, min_shared: int, max_days: floa
             hubs.update(np.flatnonzero(counts > max_entity_articles).tolist())
     kept = [_postings(side, hubs) for side in sides]
     # DuckDB would otherwise hold up to 80% of the machine in its hash tables before spilling (4.9 GB at 1M)
-    spill = tempfile.TemporaryDirectory(prefix="babelbench-join-")
-    con = duckdb.connect(config={"memory_limit": JOIN_MEMORY, "temp_directory": spill.name})
-    try:
+    with tempfile.TemporaryDirectory(prefix="babelbench-join-") as spill, \
+            duckdb.connect(config={"memory_limit": JOIN_MEMORY, "temp_directory": spill}) as con:
         names = ["l"] if right is None else ["l", "r"]
         for name, side, (articles, entities) in zip(names, sides, kept, strict=True):
             con.register(f"{name}_articles", _article_table(side))
@@ -105,9 +104,6 @@ def top_pairs(left: Side, right: Side | None, *, min_shared: int, max_days: floa
             found = con.execute(sql, params | {"low": low, "high": high}).fetchall()
             total += found[0][4] if found else 0
             rows = sorted([*rows, *found], key=lambda row: (-row[2], row[3]))[:limit]
-    finally:
-        con.close()
-        spill.cleanup()
     return Ranked([(a, b, shared) for a, b, shared, _, _ in rows], total, frozenset(hubs))
 
 
