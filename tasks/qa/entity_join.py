@@ -20,6 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tasks.compute import release_freed_memory
+
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MICROS_PER_DAY = 86_400_000_000
 MICROSECOND = timedelta(microseconds=1)
@@ -32,7 +34,11 @@ JOIN_MEMORY = "1GB"
 
 @dataclass(frozen=True)
 class Side:
-    """The articles of one side of a join, by position (a pair names them by position); entities are integers."""
+    """The articles of one side of a join, by position (a pair names them by position); entities are integers.
+
+    Positions and codes are 32-bit: a side holds one (article, entity) posting per entity mentioned, 26 million for
+    a million English articles, and each posting is copied into the join's tables.
+    """
 
     lang: str
     page_ids: np.ndarray
@@ -76,35 +82,69 @@ def top_pairs(left: Side, right: Side | None, *, min_shared: int, max_days: floa
             counts = np.bincount(side.entities)
             hubs.update(np.flatnonzero(counts > max_entity_articles).tolist())
     kept = [_postings(side, hubs) for side in sides]
+    parts = _parts(len(left.page_ids), kept[0], kept[-1][1])
+    size = max((int(entities.max()) + 1 for _, entities in kept if len(entities)), default=0)
+    by_article = _Runs(*kept[0], len(left.page_ids), by_article=True)
+    by_entity = _Runs(*kept[-1], size, by_article=False)
+    del kept
     # DuckDB would otherwise hold up to 80% of the machine in its hash tables before spilling (4.9 GB at 1M)
     with tempfile.TemporaryDirectory(prefix="babelbench-join-") as spill, \
             duckdb.connect(config={"memory_limit": JOIN_MEMORY, "temp_directory": spill}) as con:
-        names = ["l"] if right is None else ["l", "r"]
-        for name, side, (articles, entities) in zip(names, sides, kept, strict=True):
-            con.register(f"{name}_articles", _article_table(side))
-            con.register(f"{name}_postings", pa.table({"i": articles, "e": entities}))
-        other = "l" if right is None else "r"
+        con.register("l_articles", _article_table(left))
+        con.register("r_articles", _article_table(left if right is None else right))
         pairing = "y.page > x.page" if right is None else "x.q >= 0 AND y.q >= 0 AND x.q <> y.q"
         window = "TRUE" if max_days is None else (
             "CASE WHEN x.f IS NOT NULL AND y.f IS NOT NULL THEN abs(x.f - y.f) <= $days"
             " WHEN x.us IS NOT NULL AND y.us IS NOT NULL THEN abs(x.us - y.us) <= $micros ELSE TRUE END")
         sql = f"""
-            WITH x AS (SELECT * FROM l_postings JOIN l_articles USING (i) WHERE i BETWEEN $low AND $high),
-                 y AS (SELECT * FROM {other}_postings JOIN {other}_articles USING (i)),
+            WITH x AS (SELECT * FROM x_postings JOIN l_articles USING (i)),
+                 y AS (SELECT * FROM y_postings JOIN r_articles USING (i)),
                  met AS (SELECT x.i AS a, y.i AS b, count(*) AS shared FROM x JOIN y ON x.e = y.e
                          WHERE {pairing} AND {window} GROUP BY x.i, y.i HAVING count(*) >= $min_shared)
             SELECT met.a, met.b, met.shared, la.key || '~' || ra.key AS pair, count(*) OVER () AS total FROM met
-            JOIN l_articles la ON la.i = met.a JOIN {other}_articles ra ON ra.i = met.b
+            JOIN l_articles la ON la.i = met.a JOIN r_articles ra ON ra.i = met.b
             ORDER BY met.shared DESC, pair LIMIT $limit"""
         params: dict[str, object] = {"min_shared": min_shared, "limit": limit}
         if max_days is not None:
             params |= {"days": max_days, "micros": max_days * MICROS_PER_DAY}
         rows, total = [], 0
-        for low, high in _parts(len(left.page_ids), kept[0], kept[-1][1]):
-            found = con.execute(sql, params | {"low": low, "high": high}).fetchall()
+        for low, high in parts:
+            # the part's own postings and the other side's postings of the entities they mention, taken by slices:
+            # filtering every posting for each part made the join grow with the square of the wiki's size
+            x_articles, x_entities = by_article.between(low, high)
+            con.register("x_postings", pa.table({"i": x_articles, "e": x_entities}))
+            y_articles, y_entities = by_entity.of(np.unique(x_entities))
+            con.register("y_postings", pa.table({"i": y_articles, "e": y_entities}))
+            found = con.execute(sql, params).fetchall()
             total += found[0][4] if found else 0
             rows = sorted([*rows, *found], key=lambda row: (-row[2], row[3]))[:limit]
+    # the join's freed tables would otherwise stay in the process under the next group's join (0.37 GB at 1M)
+    release_freed_memory()
     return Ranked([(a, b, shared) for a, b, shared, _, _ in rows], total, frozenset(hubs))
+
+
+class _Runs:
+    """Postings sorted by article or by entity, with where each one's run starts: a part of the join takes the
+    postings of its articles, or of the entities they mention, by slices instead of a filter over every posting."""
+
+    def __init__(self, articles: np.ndarray, entities: np.ndarray, size: int, *, by_article: bool) -> None:
+        keys = articles if by_article else entities
+        order = np.argsort(keys, kind="stable")
+        self.articles, self.entities = articles[order], entities[order]
+        self.starts = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(keys, minlength=size), out=self.starts[1:])
+
+    def between(self, low: int, high: int) -> tuple[np.ndarray, np.ndarray]:
+        """The postings of the keys ``low`` to ``high`` (as sorted), one slice."""
+        start, end = self.starts[low], self.starts[high + 1]
+        return self.articles[start:end], self.entities[start:end]
+
+    def of(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (article, entity) postings of ``keys`` (articles or entities, as sorted), run after run."""
+        first, lengths = self.starts[keys], self.starts[keys + 1] - self.starts[keys]
+        # position j of the concatenated runs is first[k] + (j - where run k begins)
+        at = np.repeat(first - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
+        return self.articles[at], self.entities[at]
 
 
 def _postings(side: Side, hubs: set[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -137,10 +177,10 @@ def _article_table(side: Side) -> pa.Table:
     """One row per article: position, key (``<lang>:<page_id>``), page id, QID code, dates."""
     pages = pa.array(side.page_ids, pa.int64())
     return pa.table({
-        "i": pa.array(np.arange(len(side.page_ids)), pa.int64()),
+        "i": pa.array(np.arange(len(side.page_ids)), pa.int32()),
         "key": pc.binary_join_element_wise(f"{side.lang}:", pc.cast(pages, pa.string()), ""),
         "page": pages,
-        "q": pa.array(side.qids, pa.int64()),
+        "q": pa.array(side.qids, pa.int32()),
         "f": side.first_seen,
         "us": side.micros,
     })

@@ -126,13 +126,13 @@ class ArticleTable(Sequence[Article]):
 
     def side(self) -> Side:
         """The articles as one side of the entity join: arrays, each article's evidence its entities and own QID."""
-        qids = np.frombuffer(self.qids, dtype=np.int32).astype(np.int64)
+        qids = np.frombuffer(self.qids, dtype=np.int32)
         ends = np.frombuffer(self.ends, dtype=np.int64)
         counts = np.diff(ends, prepend=0)
-        positions = np.arange(len(self), dtype=np.int64)
-        with_qid = np.flatnonzero(qids != NO_QID)
+        positions = np.arange(len(self), dtype=np.int32)
+        with_qid = np.flatnonzero(qids != NO_QID).astype(np.int32)
         return Side(self.lang, np.frombuffer(self.page_ids, dtype=np.int64), qids,
                     pa.array(self.days, pa.int64()), pa.array(self.micros, pa.int64()),
                     np.concatenate([np.repeat(positions, counts), with_qid]),
-                    np.concatenate([np.frombuffer(self.entities, dtype=np.int32).astype(np.int64), qids[with_qid]]))
+                    np.concatenate([np.frombuffer(self.entities, dtype=np.int32), qids[with_qid]]))
 

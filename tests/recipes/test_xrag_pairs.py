@@ -381,3 +381,22 @@ def test_the_join_s_parts_cover_the_articles_in_order_each_within_its_rows(seed:
         assert rows <= bound or low == high
         if n + 1 < len(parts):
             assert rows + meets[high + 1] > bound
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_part_takes_exactly_the_postings_of_its_articles_and_of_the_entities_they_mention(seed: int) -> None:
+    """Random postings in random order: the postings of a range of articles, and of a set of entities, equal
+    those a filter over every posting finds, each article's or entity's run in the postings' own order."""
+    rng = np.random.default_rng(seed)
+    articles = rng.integers(0, 50, size=int(rng.integers(0, 400))).astype(np.int32)
+    entities = rng.integers(0, 30, size=len(articles)).astype(np.int32)
+    postings = list(zip(articles.tolist(), entities.tolist(), strict=True))
+    by_article = entity_join._Runs(articles, entities, 50, by_article=True)
+    low = int(rng.integers(0, 50))
+    high = int(rng.integers(low, 50))
+    found = list(zip(*(part.tolist() for part in by_article.between(low, high)), strict=True))
+    assert found == [p for i in range(low, high + 1) for p in postings if p[0] == i]
+    by_entity = entity_join._Runs(articles, entities, 30, by_article=False)
+    wanted = np.unique(rng.integers(0, 30, size=int(rng.integers(0, 12)))).astype(np.int32)
+    found = list(zip(*(part.tolist() for part in by_entity.of(wanted)), strict=True))
+    assert found == [p for e in wanted.tolist() for p in postings if p[1] == e]
