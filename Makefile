@@ -11,7 +11,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # -march=native: a native build on a CPU that advertises AMX (which this kind of VM
 # does not let a process use) segfaults at the first call. The wheel is kept in a
 # folder named by the version and these flags, built without pip's wheel cache, and
-# installed from there only, so a wheel built with other flags is never reused.
+# installed from there only, so a wheel built with other flags is never reused. Each build works in
+# a folder of its own, so that two checkouts set up at once on one machine do not write into each
+# other's: the first to finish is kept, the other's is dropped.
 LLAMA_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON \
 	-DGGML_BMI2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF \
@@ -26,11 +28,12 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/nu
 $(LLAMA_WHEEL_DONE):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "building llama-cpp-python $(LLAMA_VERSION) for portable x86-64 + AVX2 (about 6 minutes, once per machine)"
-	rm -rf $(WHEELHOUSE).partial && mkdir -p $(WHEELHOUSE).partial
+	mkdir -p $(dir $(WHEELHOUSE))
+	partial=$$(mktemp -d $(WHEELHOUSE).partial-XXXXXX) && trap 'rm -rf "$$partial"' EXIT && \
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" FORCE_CMAKE=1 $(BIN)/pip wheel --quiet --no-deps --no-cache-dir \
-		--no-binary llama-cpp-python -w $(WHEELHOUSE).partial "llama-cpp-python==$(LLAMA_VERSION)"
-	echo "$(LLAMA_CMAKE_ARGS)" > $(WHEELHOUSE).partial/.complete
-	rm -rf $(WHEELHOUSE) && mv $(WHEELHOUSE).partial $(WHEELHOUSE)
+		--no-binary llama-cpp-python -w "$$partial" "llama-cpp-python==$(LLAMA_VERSION)" && \
+	echo "$(LLAMA_CMAKE_ARGS)" > "$$partial/.complete" && \
+	{ test -f $(LLAMA_WHEEL_DONE) || { rm -rf $(WHEELHOUSE) && mv -T "$$partial" $(WHEELHOUSE); } || test -f $(LLAMA_WHEEL_DONE); }
 
 llama-wheel: $(LLAMA_WHEEL_DONE)
 
