@@ -226,17 +226,17 @@ class _FieldWords:
         blocks.reverse()
         while blocks:
             block = blocks.pop()
-            # the block's entries by word; a word's documents stay in the block's (index) order
-            order = np.argsort(block.indices, kind="stable")
-            word = block.indices[order]
-            in_block = np.bincount(word, minlength=words)
-            rank = np.arange(len(word)) - np.repeat(np.cumsum(in_block) - in_block, in_block)
-            at = placed[word] + rank
-            data[at] = block.data[order]
-            indices[at] = np.repeat(np.arange(first_document, first_document + block.shape[0]),
-                                    np.diff(block.indptr))[order]
-            placed += in_block
-            first_document += block.shape[0]
+            # the block's entries by word, transposed by scipy's compiled conversion, which keeps a word's documents in
+            # the block's (index) order (a stable argsort of the entries took a third of the build at 1M)
+            by_word = block.T.tocsr()
+            del block
+            known = by_word.shape[0]  # a block has the columns of the words known when it was read
+            in_block = np.diff(by_word.indptr)
+            at = np.repeat(placed[:known] - by_word.indptr[:-1], in_block) + np.arange(by_word.nnz)
+            data[at] = by_word.data
+            indices[at] = np.add(by_word.indices, first_document, dtype=index_type)
+            placed[:known] += in_block
+            first_document += by_word.shape[1]
         return csr_array((data, indices, indptr.astype(index_type)), shape=(words, documents))
 
     def scores(self, config: IndexConfig) -> csr_array:
