@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import cache
+from itertools import islice
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -463,6 +464,9 @@ def peers_registered() -> Iterator[None]:
 # -- what is timed -------------------------------------------------------------------------------
 WARMUP_QUERIES = 200  # untimed, before each engine's first timed search: JIT compilers (JVM, Numba) and page cache
 WARMUP_BATCHES = 4  # as many as tasks.compute's local cluster has workers at most
+# untimed, before each engine's first timed build: the first build in a process pays its imports and compilers
+# (Arrow's kernels, the JVM's JIT, Numba), not a cost per document
+WARMUP_DOCS = 2_000
 
 
 @dataclass(frozen=True)
@@ -495,7 +499,9 @@ def emptied(folder: Path) -> Callable[[], None]:
 
 
 def build(label: str, backend: Any, corpus: Corpus, folder: Path, config: IndexConfig, repeat: int) -> tuple[Rate, IndexInfo]:
-    """Index the corpus ``repeat`` times into a fresh folder; the last index stays for searching."""
+    """Index the corpus ``repeat`` times into a fresh folder, after an untimed build of its first documents; the last
+    index stays for searching."""
+    backend.drop(backend.build(LANG, islice(corpus.rows(), WARMUP_DOCS), folder / "warm-up", config))
     rate, timing = timed(f"{label} index", repeat, len(corpus.page_ids), "docs",
                          lambda: backend.build(LANG, corpus.rows(), folder / "index", config), prepare=emptied(folder))
     return rate, timing.result

@@ -7,16 +7,14 @@ corpus as ``clir_mining`` (same seed, same queries), builds the embedded index, 
 run them:
 
 * ``analyse`` — the queries through the index's analyzer;
-* ``query`` — the (query × word) matrix of a chunk, chunk by chunk as the search cuts them (``SEARCH_CHUNK`` queries
-  or ``CHUNK_POSTINGS`` postings);
-* ``product`` — its sparse product with the stacked (word × document) scores of both fields, which sums them;
-* ``top_k`` — each query's top ``top_k`` of its row, ties by doc id;
+* ``query`` — the rows and weights of a chunk's queries (``SEARCH_CHUNK`` queries), chunk by chunk;
+* ``search`` — the compiled search over the stacked (word × document) scores of both fields: each query's sums, block
+  of documents by block, and its top ``top_k`` by score then doc id, made into the hits a search returns;
 * ``normalise``, ``jenks`` — the labelling of the batch's hits (``normalise_batch``, ``label_batch``);
 * ``rest`` — the whole ``mine_batch`` (inline, the real code) minus the phases above: the hits made flat, the
   columns and the Parquet shard.
 
-It also reports what drives them: the postings a query's words read in each field, and the documents a query
-matches (the product row's entries, which ``top_k`` ranks). Every phase is in microseconds per query. Timings are
+It also reports what drives them: the postings a query's words read in each field. Every phase is in microseconds per query. Timings are
 single-threaded and best of ``--repeat``; the mining itself runs the chunks on one thread per core and the batches
 on the Dask workers, which divides these costs but does not change their shares. Run:
 ``.venv/bin/python benchmarks/mining_phases.py --docs 100000,1000000``.
@@ -39,14 +37,14 @@ from _common import emit, say
 from clir_mining import CLIR, INDEX_CONFIG, LANG, OURS, FINGERPRINT, make_corpus
 from parse_throughput import compute_mode
 from tasks.index.analysis import AnalysisPlan, plan_for, prepare_query
-from tasks.index.embedded import BODY, TITLE, _chunks, _open, _Opened, _top_k, text_analyzer
+from tasks.index.embedded import BODY, SEARCH_CHUNK, TITLE, _open, _Opened, text_analyzer
 from tasks.index.registry import get_backend
 from tasks.pairing.labels import label_batch, normalise_batch
 from tasks.pairing.mining import QUERY_BATCH, QueryBatch, flat_hits, mine_batch
 from tasks.warehouse.lake import cell_dir
 
 BENCHMARK = "mining_phases"
-PHASES = ("analyse", "query", "product", "top_k", "normalise", "jenks", "rest")
+PHASES = ("analyse", "query", "search", "normalise", "jenks", "rest")
 
 
 def _timed(totals: dict[str, float], phase: str, work: Callable[[], object]) -> object:
@@ -59,20 +57,18 @@ def _timed(totals: dict[str, float], phase: str, work: Callable[[], object]) -> 
 def _batch_phases(opened: _Opened, analyzer: tantivy.TextAnalyzer, plan: AnalysisPlan, ids: list[int],
                   titles: list[str]) -> tuple[dict[str, float], list[int]]:
     """One batch's phases, as the search and ``mine_batch`` run them, on this thread; and what drove them
-    (postings read in the title and body fields, documents matched, chunks)."""
+    (postings read in the title and body fields)."""
     totals = dict.fromkeys(PHASES, 0.0)
     weights = {TITLE: INDEX_CONFIG.title_boost, BODY: 1.0}
     words = _timed(totals, "analyse", lambda: [analyzer.analyze(prepare_query(query, plan)) for query in titles])
-    drivers = [sum(int(opened.postings[row]) for w in words for row in opened.rows(w, name)) for name in (TITLE, BODY)]
-    drivers += [0, 0]
+    postings = np.diff(opened.scores.indptr)
+    drivers = [sum(int(postings[row]) for w in words for row in opened.rows(w, name)) for name in (TITLE, BODY)]
     results = []
-    for chunk in _chunks([opened.cost(w) for w in words]):
-        chunk_words = [words[position] for position in chunk]
-        query = _timed(totals, "query", lambda: opened.query_matrix(chunk_words, weights))
-        scores = _timed(totals, "product", lambda: query @ opened.scores)
-        drivers[2] += scores.nnz
-        drivers[3] += 1
-        results += _timed(totals, "top_k", lambda: _top_k(scores, opened.doc_ids, CLIR.top_k))
+    for start in range(0, len(words), SEARCH_CHUNK):
+        chunk = words[start:start + SEARCH_CHUNK]
+        _timed(totals, "query", lambda: opened.query_rows(chunk, weights))
+        results += _timed(totals, "search", lambda: opened.top_k(chunk, weights, CLIR.top_k))
+    totals["search"] -= totals["query"]  # top_k makes the chunk's rows again
     counts, doc_ids, flat_scores = flat_hits(results)
     names = [str(query_id) for query_id in ids]
     _timed(totals, "normalise", lambda: normalise_batch(flat_scores, counts, CLIR.normalisation, names))
@@ -94,10 +90,10 @@ def profile_size(docs: int, queries: int, seed: int, repeat: int, workdir: Path)
     analyzer = text_analyzer(plan)
     lake = workdir / "lake"
     best = dict.fromkeys(PHASES, float("inf"))
-    drivers = [0, 0, 0, 0]
+    drivers = [0, 0]
     for attempt in range(repeat):
         say(f"  pass {attempt + 1} of {repeat}")
-        totals, drivers = dict.fromkeys(PHASES, 0.0), [0, 0, 0, 0]
+        totals, drivers = dict.fromkeys(PHASES, 0.0), [0, 0]
         for number, start in enumerate(range(0, len(corpus.queries), QUERY_BATCH)):
             ids, titles = corpus.query_ids[start:start + QUERY_BATCH], corpus.queries[start:start + QUERY_BATCH]
             phases, found = _batch_phases(opened, analyzer, plan, ids, titles)
@@ -117,7 +113,6 @@ def profile_size(docs: int, queries: int, seed: int, repeat: int, workdir: Path)
         **{f"{phase}_us": round(best[phase] / count * 1e6, 1) for phase in PHASES},
         "total_us": round(sum(best.values()) / count * 1e6, 1),
         "postings_title_per_query": round(drivers[0] / count), "postings_body_per_query": round(drivers[1] / count),
-        "matched_per_query": round(drivers[2] / count), "queries_per_chunk": round(count / drivers[3], 1),
     }
 
 

@@ -2,9 +2,9 @@
 
 tantivy only analyses (its own BM25 has k1 and b fixed); the scores are bm25s's ``method="lucene"``,
 precomputed per field at build time (so k1 and b are fixed per index) and saved as one (word × document)
-matrix whose rows are the title's words, then the body's. A batch of queries is scored by one sparse product
-with it — the ``most_fields`` OR of Elasticsearch, with no query syntax — which sums a document's title and
-body scores as it goes. A build is published by switching the ``path`` symlink to a fresh hidden directory in
+matrix whose rows are the title's words, then the body's. A query sums the rows of its words in both fields —
+the ``most_fields`` OR of Elasticsearch, with no query syntax — and keeps its top k, compiled
+(:mod:`tasks.index.top_hits`). A build is published by switching the ``path`` symlink to a fresh hidden directory in
 one rename, so a reader always sees a complete index.
 
 See ``docs/models-and-backends.md``, "The embedded index".
@@ -51,6 +51,7 @@ from tasks.index.base import (
     read_info,
     resolve_info,
 )
+from tasks.index.top_hits import top_hits
 from tasks.progress import Progress
 from tasks.warehouse import writers
 from tasks.warehouse.atomic import atomic_write_text
@@ -66,11 +67,10 @@ LAYOUT_FILE = "layout.json"
 VOCABULARY_SUFFIX = ".vocabulary.json"
 #: 2: one stacked score matrix (1: a bm25s model per field)
 INDEX_FORMAT = 2
-# A chunk of queries is scored by one sparse product per field, whose result holds one
-# entry per matching (query, document). A chunk stops at SEARCH_CHUNK queries or once its
-# words' postings (a bound on those entries) pass CHUNK_POSTINGS, about 32 MB of result.
+# Queries a search thread takes at a time (a batch of titles is cut into chunks for the search's threads).
 SEARCH_CHUNK = 256
-CHUNK_POSTINGS = 1 << 22
+# Documents whose scores a search adds up at once: their sums and marks (12 bytes each, 1.5 MB) stay in a core's cache.
+DOCUMENT_BLOCK = 1 << 17
 # Documents analysed together by a build: Arrow splits and deduplicates their pieces of text at once.
 INDEX_BLOCK = 16_384
 # Blocks a build's pool splits while the next one is read: enough to keep the pool's threads busy.
@@ -339,60 +339,37 @@ class _Opened:
     scores: csr_array
     vocabularies: dict[str, dict[str, int]]
     first_rows: dict[str, int]
-    postings: np.ndarray  # the documents of each row
 
     def rows(self, words: list[str], name: str) -> list[int]:
         """The rows of ``words`` in field ``name`` (unknown words drop out)."""
         vocabulary, first = self.vocabularies.get(name, {}), self.first_rows.get(name, 0)
         return [first + vocabulary[word] for word in words if word in vocabulary]
 
-    def cost(self, words: list[str]) -> int:
-        """How many (document, word) scores a product reads for ``words``: a bound on the documents it matches."""
-        return sum(int(self.postings[row]) for name in self.vocabularies for row in self.rows(words, name))
-
-    def query_matrix(self, queries: Sequence[list[str]], weights: dict[str, float]) -> csr_array:
-        """One row per query holding each field's weight at its words' rows (repeats add up)."""
-        columns: list[list[int]] = []
+    def query_rows(self, queries: Sequence[list[str]], weights: dict[str, float]) -> tuple[np.ndarray, np.ndarray,
+                                                                                           np.ndarray]:
+        """Each query's rows and their field's weight (repeats add up), flat: where each query starts, the rows and
+        the weights."""
+        rows: list[list[int]] = []
         values: list[list[float]] = []
         for words in queries:
-            rows = {name: self.rows(words, name) for name in self.vocabularies}
-            columns.append([row for name in self.vocabularies for row in rows[name]])
-            values.append([weights[name] for name in self.vocabularies for _ in rows[name]])
-        index_type = self.scores.indptr.dtype
-        indptr = np.cumsum([0, *map(len, columns)], dtype=index_type)
-        count = int(indptr[-1])
-        return csr_array((np.fromiter(chain.from_iterable(values), dtype=np.float32, count=count),
-                          np.fromiter(chain.from_iterable(columns), dtype=index_type, count=count), indptr),
-                         shape=(len(queries), self.scores.shape[0]))
+            found = {name: self.rows(words, name) for name in self.vocabularies}
+            rows.append([row for name in self.vocabularies for row in found[name]])
+            values.append([weights[name] for name in self.vocabularies for _ in found[name]])
+        starts = np.cumsum([0, *map(len, rows)], dtype=np.int64)
+        count = int(starts[-1])
+        return (starts, np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=count),
+                np.fromiter(chain.from_iterable(values), dtype=np.float32, count=count))
 
     def top_k(self, queries: Sequence[list[str]], weights: dict[str, float], k: int) -> list[list[Hit]]:
-        """Each query's top ``k`` by its summed title and body scores: one product with the stacked matrix."""
-        return _top_k(self.query_matrix(queries, weights) @ self.scores, self.doc_ids, k)
-
-
-def _top_k(scores: csr_array, doc_ids: np.ndarray, k: int) -> list[list[Hit]]:
-    """The top ``k`` of each row by score, ties by doc_id: every document tied with the k-th is ordered before the cut.
-
-    Only the k-th score of each row longer than ``k`` is found row by row (a
-    partition); keeping what reaches it and ordering the kept hits by row,
-    score and doc_id are one pass each over the whole chunk, rather than a
-    dozen small array calls per query.
-    """
-    starts, lengths = scores.indptr[:-1].tolist(), np.diff(scores.indptr)
-    kth = np.full(len(lengths), -np.inf, dtype=scores.data.dtype)
-    for row in np.flatnonzero(lengths > k).tolist():
-        values = scores.data[starts[row]:starts[row] + int(lengths[row])]
-        kth[row] = np.partition(values, len(values) - k)[len(values) - k]
-    kept = np.flatnonzero(scores.data >= np.repeat(kth, lengths))
-    rows = np.searchsorted(scores.indptr, kept, side="right") - 1
-    values, ids = scores.data[kept], doc_ids[scores.indices[kept]]
-    order = np.lexsort((ids, -values, rows))
-    counts = np.bincount(rows, minlength=len(lengths))
-    top = np.arange(len(order)) - np.repeat(np.cumsum(counts) - counts, counts) < k
-    order = order[top]
-    hits = list(zip(ids[order].tolist(), values[order].tolist(), strict=True))
-    bounds = np.cumsum(np.minimum(counts, k)).tolist()
-    return [hits[start:end] for start, end in zip([0, *bounds[:-1]], bounds, strict=True)]
+        """Each query's top ``k`` by its summed title and body scores, ties by doc_id (:mod:`tasks.index.top_hits`)."""
+        ids, scores = np.empty((len(queries), k), dtype=np.int64), np.empty((len(queries), k), dtype=np.float32)
+        counts = np.empty(len(queries), dtype=np.int64)
+        top_hits(self.scores.indptr, self.scores.indices, self.scores.data, *self.query_rows(queries, weights),
+                 self.doc_ids, k, DOCUMENT_BLOCK, ids, scores, counts)
+        kept = np.arange(k) < counts[:, None]
+        hits = list(zip(ids[kept].tolist(), scores[kept].tolist(), strict=True))
+        bounds = np.cumsum(counts).tolist()
+        return [hits[start:end] for start, end in zip([0, *bounds[:-1]], bounds, strict=True)]
 
 
 @lru_cache(maxsize=OPEN_INDEXES)
@@ -420,26 +397,14 @@ def _open(data: Path) -> _Opened:
             np.zeros(0, dtype=dtype)
 
     indptr = mapped("indptr", np.int64, rows + 1) if rows else np.zeros(1, dtype=np.int64)
-    # 32-bit offsets when they fit: scipy would otherwise widen (copy) the indices for every product.
+    # 32-bit offsets when they fit: a csr_array keeps one index type, and wider offsets would widen (copy) the indices.
     indptr = np.asarray(indptr, dtype=np.int32 if nnz <= _INT32_MAX else np.int64)
     indices = mapped("indices", layout["index_type"], nnz)
     scores = csr_array((mapped("data", np.float32, nnz), indices.astype(indptr.dtype, copy=False), indptr),
                        shape=(rows, len(doc_ids)))
     vocabularies = {name: orjson.loads((data / f"{name}{VOCABULARY_SUFFIX}").read_bytes()) for name in layout["fields"]}
     first_rows = {name: start for name, (start, _) in layout["fields"].items()}
-    return _Opened(doc_ids, scores, vocabularies, first_rows, np.diff(indptr))
-
-
-def _chunks(costs: Sequence[int]) -> Iterator[range]:
-    """Consecutive queries, at most SEARCH_CHUNK and CHUNK_POSTINGS together (a heavier query goes alone)."""
-    start = total = 0
-    for position, cost in enumerate(costs):
-        if position > start and (position - start == SEARCH_CHUNK or total + cost > CHUNK_POSTINGS):
-            yield range(start, position)
-            start, total = position, 0
-        total += cost
-    if start < len(costs):
-        yield range(start, len(costs))
+    return _Opened(doc_ids, scores, vocabularies, first_rows)
 
 
 @contextmanager
@@ -571,11 +536,11 @@ class TantivyIndex:
         plan = plan_for(lang, config.stem)
         analyzer = text_analyzer(plan)
         opened = _open(info.path.resolve())
-        # Analysis holds the GIL, so it runs here; scipy's products release it, so the
+        # Analysis holds the GIL, so it runs here; the compiled search releases it, so the
         # chunks of a batch run on a pool of threads.
         words = [analyzer.analyze(prepare_query(query, plan)) for query in queries]
         weights = {TITLE: config.title_boost, BODY: 1.0}
-        chunks = list(_chunks([opened.cost(query) for query in words]))
+        chunks = [range(start, min(start + SEARCH_CHUNK, len(words))) for start in range(0, len(words), SEARCH_CHUNK)]
 
         def run(chunk: range) -> list[list[Hit]]:
             return opened.top_k([words[position] for position in chunk], weights, k)

@@ -25,13 +25,13 @@ def test_how_a_batch_is_split_never_changes_the_hits(tmp_path: Path, monkeypatch
     info = backend.build("en", docs, tmp_path / "index", CONFIG)
     whole = backend.search(info, "en", queries, 5, CONFIG)
     assert all(whole[:6]) and whole[-2:] == [[], []]
-    # Products of three queries; then a postings budget that every query with a word exceeds alone.
+    # Chunks of three queries; then documents summed in blocks of one, five and seven (the index holds 24).
     monkeypatch.setattr(embedded, "SEARCH_CHUNK", 3)
     assert backend.search(info, "en", queries, 5, CONFIG) == whole
     monkeypatch.undo()
-    monkeypatch.setattr(embedded, "CHUNK_POSTINGS", 4)
-    assert [len(chunk) for chunk in embedded._chunks([9, 9, 0, 0, 9])] == [1, 1, 2, 1]
-    assert backend.search(info, "en", queries, 5, CONFIG) == whole
+    for block in (1, 5, 7):
+        monkeypatch.setattr(embedded, "DOCUMENT_BLOCK", block)
+        assert backend.search(info, "en", queries, 5, CONFIG) == whole
 
 
 def test_two_builds_in_one_process_run_one_after_the_other(tmp_path: Path) -> None:
