@@ -208,7 +208,9 @@ class _FieldWords:
 
         Written straight into the final arrays, a block at a time, each block dropped once its entries are placed:
         stacking the blocks and transposing the stack held two or three copies of the counts at once (a gigabyte
-        each at a million documents).
+        each at a million documents). Blocks are put in word order (scipy's compiled transpose, which keeps a
+        word's documents in the block's index order) and written on the process's threads, a few at once: each
+        block's place in every word's row is known from the blocks before it, so they write disjoint entries.
         """
         blocks = [block.result() for block in self.blocks]
         self.blocks.clear()
@@ -222,21 +224,34 @@ class _FieldWords:
         index_type = np.int32 if max(nnz, words, documents) <= _INT32_MAX else np.int64  # what a search expects
         data, indices = np.empty(nnz, dtype=np.float32), np.empty(nnz, dtype=index_type)
         placed = indptr[:-1].copy()  # where each word's next document goes
-        first_document = 0
-        blocks.reverse()
-        while blocks:
-            block = blocks.pop()
-            # the block's entries by word, transposed by scipy's compiled conversion, which keeps a word's documents in
-            # the block's (index) order (a stable argsort of the entries took a third of the build at 1M)
-            by_word = block.T.tocsr()
-            del block
-            known = by_word.shape[0]  # a block has the columns of the words known when it was read
-            in_block = np.diff(by_word.indptr)
-            at = np.repeat(placed[:known] - by_word.indptr[:-1], in_block) + np.arange(by_word.nnz)
+
+        def transposed(block: csr_array) -> csr_array:
+            return block.T.tocsr()
+
+        def place(by_word: csr_array, starts: np.ndarray, first_document: int) -> None:
+            at = np.repeat(starts - by_word.indptr[:-1], np.diff(by_word.indptr)) + np.arange(by_word.nnz)
             data[at] = by_word.data
             indices[at] = np.add(by_word.indices, first_document, dtype=index_type)
-            placed[:known] += in_block
-            first_document += by_word.shape[1]
+
+        first_document = 0
+        with ThreadPoolExecutor(max_workers=thread_budget()) as pool:
+            in_flight: deque[Future[csr_array]] = deque()
+            placing: deque[Future[None]] = deque()
+            blocks.reverse()
+            while blocks or in_flight:
+                while blocks and len(in_flight) < BLOCKS_IN_FLIGHT:
+                    in_flight.append(pool.submit(transposed, blocks.pop()))
+                by_word = in_flight.popleft().result()
+                known = by_word.shape[0]  # a block has the columns of the words known when it was read
+                starts = placed[:known].copy()
+                placed[:known] += np.diff(by_word.indptr)
+                placing.append(pool.submit(place, by_word, starts, first_document))
+                first_document += by_word.shape[1]
+                del by_word
+                while len(placing) > BLOCKS_IN_FLIGHT:
+                    placing.popleft().result()
+            for placed_block in placing:
+                placed_block.result()
         return csr_array((data, indices, indptr.astype(index_type)), shape=(words, documents))
 
     def scores(self, config: IndexConfig) -> csr_array:

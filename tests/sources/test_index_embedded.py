@@ -92,7 +92,7 @@ def test_an_index_of_an_earlier_format_asks_for_a_rebuild(tmp_path: Path, missin
 def test_field_scores_are_bm25s_lucene_scores_to_the_bit() -> None:
     # The vectorised scoring must give the matrix bm25s's own indexing gives (N and
     # mean length over the documents that have the field), so no ranking or score moves.
-    # Three blocks of texts go through the build's path: pieces, their words, counts per block.
+    # Ten blocks of texts go through the build's path: pieces, their words, counts per block, placed a few at once.
     from concurrent.futures import ThreadPoolExecutor
 
     import bm25s
@@ -106,8 +106,8 @@ def test_field_scores_are_bm25s_lucene_scores_to_the_bit() -> None:
     words = embedded._FieldWords()
     analyzer = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for start in range(0, len(docs), 200):
-            texts = [" ".join(doc) for doc in docs[start:start + 200]]
+        for start in range(0, len(docs), 60):
+            texts = [" ".join(doc) for doc in docs[start:start + 60]]
             words.add_texts(embedded._SplitTexts.of(texts), analyzer, pool)
         ours = words.scores(CONFIG)
     rows = [row for row, doc in enumerate(docs) if doc]
