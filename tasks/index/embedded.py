@@ -39,7 +39,7 @@ from tqdm import tqdm
 
 from tasks.compute import release_freed_memory, thread_budget
 from tasks.errors import ConfigError
-from tasks.index.analysis import WORD_PATTERN, AnalysisPlan, plan_for, prepare_document, prepare_query
+from tasks.index.analysis import WORD_PATTERN, AnalysisPlan, plan_for, prepare_block, prepare_query
 from tasks.index.base import (
     MANIFEST_NAME,
     DocumentRow,
@@ -173,12 +173,18 @@ class _SplitTexts:
     offsets: np.ndarray
 
     @classmethod
-    def of(cls, texts: list[str]) -> _SplitTexts:
-        """Split and deduplicated by Arrow (C++, without the GIL once the texts are copied), so that a thread can
-        do it for one block while the build reads the next."""
-        split = pc.split_pattern(pa.array(texts, pa.large_string()), " ")
+    def of(cls, texts: pa.Array) -> _SplitTexts:
+        """Split and deduplicated by Arrow (C++, without the GIL), so that a thread can do it for one block while
+        the build reads the next."""
+        split = pc.split_pattern(texts, " ")
         encoded = pc.dictionary_encode(pc.list_flatten(split))
         return cls(encoded.dictionary, encoded.indices.to_numpy(), split.offsets.to_numpy())
+
+
+def _split_block(titles: list[str], bodies: list[str], plan: AnalysisPlan, truncate_body: bool) -> dict[str, _SplitTexts]:
+    """A block of documents prepared as the engine indexes them and cut at spaces, field by field (on the pool)."""
+    prepared = prepare_block(titles, bodies, plan, truncate_body)
+    return {name: _SplitTexts.of(texts) for name, texts in zip(FIELDS, prepared, strict=True)}
 
 
 @dataclass
@@ -470,9 +476,10 @@ class TantivyIndex:
     """The embedded backend (named for the analyzers it shares with tantivy; bm25s scores).
 
     ``threads`` is how many threads search (0: the process's thread budget, one per core outside Dask workers).
-    A build reads the documents on one thread while a pool splits blocks of texts into pieces (Arrow) and counts
-    their words (scipy), both without the GIL; each distinct piece is analysed once (tantivy, Rust) on the reading
-    thread, and the scores are computed by array operations on the pool (NumPy).
+    A build reads the documents on one thread while a pool cuts blocks of texts to the length rule
+    (:func:`tasks.index.analysis.prepare_block`), splits them into pieces (Arrow) and counts their words (scipy),
+    mostly without the GIL; each distinct piece is analysed once (tantivy, Rust) on the reading thread, and the
+    scores are computed by array operations on the pool (NumPy).
     """
 
     name = "tantivy"
@@ -510,27 +517,26 @@ class TantivyIndex:
         fields = {name: _FieldWords() for name in FIELDS}
         doc_ids = array("q")
         texts: dict[str, list[str]] = {name: [] for name in FIELDS}
-        # Blocks whose texts the pool is splitting (the split of each field). The next blocks are read meanwhile;
-        # pieces get their ids block after block, in document order, and the pool counts each block's words.
-        pending: deque[dict[str, Future[_SplitTexts]]] = deque()
+        # Blocks the pool is preparing and splitting. The next blocks are read meanwhile; pieces get their ids block
+        # after block, in document order, and the pool counts each block's words.
+        pending: deque[Future[dict[str, _SplitTexts]]] = deque()
 
         def analyse(pool: ThreadPoolExecutor, in_flight: int) -> None:
             if texts[BODY]:
-                pending.append({name: pool.submit(_SplitTexts.of, texts[name]) for name in FIELDS})
+                pending.append(pool.submit(_split_block, texts[TITLE], texts[BODY], plan, config.truncate))
                 progress.advance(len(texts[BODY]))
                 texts.update({name: [] for name in FIELDS})
             while len(pending) > in_flight:
-                for name, split in pending.popleft().items():
-                    fields[name].add_texts(split.result(), analyzer, pool)
+                for name, split in pending.popleft().result().items():
+                    fields[name].add_texts(split, analyzer, pool)
 
         total = len(docs) if isinstance(docs, Sized) else None
         with ThreadPoolExecutor(max_workers=max(2, thread_budget())) as pool, \
                 Progress(f"index {plan.lang}", total, "doc") as progress:
             for position, row in enumerate(docs):
                 doc_id, title, text = checked_row(row, position, source)
-                title, body = prepare_document(title, text, plan, config.truncate)
                 texts[TITLE].append(title)
-                texts[BODY].append(body)
+                texts[BODY].append(text)
                 doc_ids.append(doc_id)
                 if len(texts[BODY]) == INDEX_BLOCK:
                     analyse(pool, in_flight=BLOCKS_IN_FLIGHT)

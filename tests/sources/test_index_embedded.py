@@ -97,6 +97,7 @@ def test_field_scores_are_bm25s_lucene_scores_to_the_bit() -> None:
 
     import bm25s
     import numpy as np
+    import pyarrow as pa
     import tantivy
     from scipy.sparse import csr_array
 
@@ -108,7 +109,7 @@ def test_field_scores_are_bm25s_lucene_scores_to_the_bit() -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
         for start in range(0, len(docs), 60):
             texts = [" ".join(doc) for doc in docs[start:start + 60]]
-            words.add_texts(embedded._SplitTexts.of(texts), analyzer, pool)
+            words.add_texts(embedded._SplitTexts.of(pa.array(texts, pa.large_string())), analyzer, pool)
         ours = words.scores(CONFIG)
     rows = [row for row, doc in enumerate(docs) if doc]
     listed = [[words.vocabulary[word] for word in docs[row]] for row in rows]

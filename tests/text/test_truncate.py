@@ -137,3 +137,42 @@ def test_non_ascii_texts_take_the_general_path() -> None:
 def test_a_word_pattern_property_without_ascii_narrowing_is_refused() -> None:
     with pytest.raises(RuntimeError, match="ASCII narrowing"):
         _narrowed_to_ascii(r"[\p{Lu}]+")
+
+
+# -- a block of texts at once (index builds) ----------------------------------------------------
+def _block_texts(rng: random.Random) -> list[str]:
+    """Texts short and long, ASCII and not, with every kind of joiner and separator, and around the byte bound of the
+    run count (16 bytes per allowed word)."""
+    pieces = ["word", "x", "42", "3.14", "1,000", "it's", "a.b", "--", ",", ". ", "  ", "\t", "\n", "'q'", "é", "Straße",
+              "नमस्ते", "字", "Привет", "don’t", "", "\u00a0", "😀"]
+    texts = ["", " ", "plain words only", "a" * 3_200, "a " * 200, "a " * 201, ("ab " * 1_067)[:3_200],
+             "é " * 250, "Привет " * 210, "x" + "é" * 3 + "y " * 150]  # more words than ASCII runs
+    for _ in range(120):
+        texts.append(" ".join(rng.choice(pieces) for _ in range(rng.choice([0, 3, 150, 199, 200, 201, 240, 900]))))
+    return texts
+
+
+def test_a_block_is_cut_as_each_of_its_texts_is_in_every_language_of_the_table() -> None:
+    """``truncated`` (a block, its short-text test compiled) equals ``truncate`` text by text, for every language
+    rule: space-separated, character-cut and segmented scripts alike; a sliced block too."""
+    import pyarrow as pa
+
+    from tasks.text.languages import all_rules
+    from tasks.text.truncate import truncated
+
+    texts = _block_texts(random.Random(11))
+    block = pa.array(["skipped", *texts], pa.large_string())[1:]
+    for lang in sorted(all_rules()):
+        assert truncated(block, lang).to_pylist() == [truncate(text, lang) for text in texts], lang
+
+
+def test_a_block_of_short_ascii_texts_comes_back_as_it_was() -> None:
+    """Nothing to cut: the block itself is returned (no text went through Python); one long text is cut alone."""
+    import pyarrow as pa
+
+    from tasks.text.truncate import truncated
+
+    block = pa.array(["a b c", "1,000 it's", ""], pa.large_string())
+    assert truncated(block, "en") is block
+    longer = pa.array(["a b c", "w " * 250], pa.large_string())
+    assert truncated(longer, "en").to_pylist() == ["a b c", "w " * 199 + "w"]
