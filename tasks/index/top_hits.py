@@ -68,8 +68,8 @@ def top_hits(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, query_st
     documents = doc_ids.shape[0]
     width = min(block, documents)
     sums = np.empty(width, np.float32)
-    seen = np.zeros(width, np.int64)  # which block pass last wrote each slot: no clearing between passes
-    touched = np.empty(width, np.int64)
+    seen = np.zeros(width, np.int32)  # which block pass last wrote each slot: no clearing between passes
+    touched = np.empty(width, np.int32)
     cursors = np.empty(query_rows.shape[0], np.int64)
     heap_scores = np.empty(k, np.float32)
     heap_ids = np.empty(k, np.int64)
