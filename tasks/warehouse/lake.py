@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from upath import UPath
 
@@ -288,9 +289,27 @@ def write_atomic(path: UPath, write: Callable[[UPath], None]) -> None:
         raise
 
 
+# Rows at the start of a shard whose values say whether a column repeats enough for a dictionary.
+DICTIONARY_SAMPLE = 4_096
+
+
+def dictionary_columns(table: pa.Table) -> list[str]:
+    """The columns of ``table`` worth dictionary pages: flat ones whose first rows hold at most one distinct value in
+    two (nested columns are written plain).
+
+    Parquet writers build a dictionary for every column by default and drop it when it grows too large; for
+    columns whose values seldom repeat (scores, the documents of a batch's hits) that work is wasted, and it was
+    more than half the write of a retrieval shard (75 against 32 ms for 200,000 hits), for a larger file.
+    """
+    sample = table.slice(0, DICTIONARY_SAMPLE)
+    return [name for name, column in zip(sample.column_names, sample.columns, strict=True)
+            if not pa.types.is_nested(column.type) and 2 * pc.count_distinct(column, mode="all").as_py() <= sample.num_rows]
+
+
 def write_parquet_atomic(table: pa.Table, path: UPath) -> None:
     """Write ``table`` to ``path`` through a temp file and a move (pyarrow writes a local file natively)."""
-    write_atomic(path, lambda tmp: pq.write_table(table, tmp.path, filesystem=tmp.fs, compression="zstd"))
+    write_atomic(path, lambda tmp: pq.write_table(table, tmp.path, filesystem=tmp.fs, compression="zstd",
+                                                  use_dictionary=dictionary_columns(table)))
 
 
 class ShardWriter:

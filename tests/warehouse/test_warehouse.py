@@ -238,3 +238,29 @@ def test_the_wait_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
         waiting.wait_seconds()
     monkeypatch.setenv(waiting.WAIT_ENV, "2.5")
     assert waiting.wait_seconds() == 2.5
+
+
+def test_a_shard_has_dictionary_pages_only_for_columns_whose_values_repeat(tmp_path: Path) -> None:
+    """Repeating columns (a language, a query id per 100 hits, ranks) are dictionary-encoded, scores that never
+    repeat are written plain, and a nested column is written plain; every value reads back as written."""
+    import numpy as np
+    import pyarrow as pa
+    from upath import UPath
+
+    from tasks.warehouse.lake import write_parquet_atomic
+
+    rows = 10_000
+    table = pa.table({
+        "lang": pa.repeat(pa.scalar("en"), rows),
+        "query": np.repeat(np.arange(rows // 100), 100),
+        "rank": np.tile(np.arange(1, 101, dtype=np.int32), rows // 100),
+        "score": np.random.default_rng(3).random(rows),
+        "pair": pa.array([[i % 3, i] for i in range(rows)]),
+    })
+    path = UPath(tmp_path / "shard.parquet")
+    write_parquet_atomic(table, path)
+    metadata = pq.ParquetFile(path.path).metadata.row_group(0)
+    encoded = {metadata.column(i).path_in_schema: metadata.column(i).encodings for i in range(metadata.num_columns)}
+    dictionary = {name for name, encodings in encoded.items() if any("DICTIONARY" in e for e in encodings)}
+    assert dictionary == {"lang", "query", "rank"}
+    assert pq.read_table(path.path).equals(table)
