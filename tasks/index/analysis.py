@@ -22,11 +22,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-import pyarrow as pa
-
 from tasks.text.languages import ES_BUILTIN_ANALYZERS, rule_for
 from tasks.text.segment import tokenize
-from tasks.text.truncate import truncate, truncated
+from tasks.text.truncate import truncate
 
 TantivyTokenizer = Literal["simple", "word_regex", "whitespace"]
 
@@ -116,23 +114,6 @@ def prepare_document(title: str, text: str, plan: AnalysisPlan, truncate_body: b
     """
     body = truncate(text, plan.lang) if truncate_body else text
     return _segmented(title, plan), _segmented(body, plan)
-
-
-def prepare_block(titles: list[str], bodies: list[str], plan: AnalysisPlan,
-                  truncate_body: bool) -> tuple[pa.Array, pa.Array]:
-    """``prepare_document`` of a block of documents, as two string arrays (titles, bodies).
-
-    Text the engine segments itself is cut by a block's worth of Arrow kernels where they can tell that nothing
-    is to be cut (``tasks.text.truncate.truncated``): the GIL is then held only to copy the texts into Arrow, so
-    a build's threads prepare blocks side by side.
-    """
-    if plan.presegment:
-        prepared = [prepare_document(title, text, plan, truncate_body) for title, text in zip(titles, bodies,
-                                                                                                   strict=True)]
-        return (pa.array([title for title, _ in prepared], pa.large_string()),
-                pa.array([body for _, body in prepared], pa.large_string()))
-    body = pa.array(bodies, pa.large_string())
-    return pa.array(titles, pa.large_string()), truncated(body, plan.lang) if truncate_body else body
 
 
 def prepare_query(query: str, plan: AnalysisPlan) -> str:

@@ -39,7 +39,7 @@ from tqdm import tqdm
 
 from tasks.compute import release_freed_memory, thread_budget
 from tasks.errors import ConfigError
-from tasks.index.analysis import WORD_PATTERN, AnalysisPlan, plan_for, prepare_block, prepare_query
+from tasks.index.analysis import WORD_PATTERN, AnalysisPlan, plan_for, prepare_document, prepare_query
 from tasks.index.base import (
     MANIFEST_NAME,
     DocumentRow,
@@ -53,6 +53,7 @@ from tasks.index.base import (
 )
 from tasks.index.top_hits import top_hits
 from tasks.progress import Progress
+from tasks.text.truncate_block import truncated
 from tasks.warehouse import writers
 from tasks.warehouse.atomic import atomic_write_text
 
@@ -182,9 +183,21 @@ class _SplitTexts:
 
 
 def _split_block(titles: list[str], bodies: list[str], plan: AnalysisPlan, truncate_body: bool) -> dict[str, _SplitTexts]:
-    """A block of documents prepared as the engine indexes them and cut at spaces, field by field (on the pool)."""
-    prepared = prepare_block(titles, bodies, plan, truncate_body)
-    return {name: _SplitTexts.of(texts) for name, texts in zip(FIELDS, prepared, strict=True)}
+    """A block of documents prepared as the engine indexes them (``prepare_document``) and cut at spaces, field by
+    field (on the pool).
+
+    Text the engine segments itself is cut to the length rule a block at a time
+    (:func:`tasks.text.truncate_block.truncated`: compiled, without the GIL where it can tell nothing is to be cut),
+    so the pool's threads prepare blocks side by side; text segmented in Python goes document by document.
+    """
+    if plan.presegment:
+        prepared = [prepare_document(title, text, plan, truncate_body) for title, text in zip(titles, bodies,
+                                                                                                   strict=True)]
+        titles, bodies = [title for title, _ in prepared], [body for _, body in prepared]
+    body = pa.array(bodies, pa.large_string())
+    if truncate_body and not plan.presegment:
+        body = truncated(body, plan.lang)
+    return {TITLE: _SplitTexts.of(pa.array(titles, pa.large_string())), BODY: _SplitTexts.of(body)}
 
 
 @dataclass
@@ -477,7 +490,7 @@ class TantivyIndex:
 
     ``threads`` is how many threads search (0: the process's thread budget, one per core outside Dask workers).
     A build reads the documents on one thread while a pool cuts blocks of texts to the length rule
-    (:func:`tasks.index.analysis.prepare_block`), splits them into pieces (Arrow) and counts their words (scipy),
+    (``_split_block``), splits them into pieces (Arrow) and counts their words (scipy),
     mostly without the GIL; each distinct piece is analysed once (tantivy, Rust) on the reading thread, and the
     scores are computed by array operations on the pool (NumPy).
     """

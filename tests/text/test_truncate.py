@@ -158,7 +158,7 @@ def test_a_block_is_cut_as_each_of_its_texts_is_in_every_language_of_the_table()
     import pyarrow as pa
 
     from tasks.text.languages import all_rules
-    from tasks.text.truncate import truncated
+    from tasks.text.truncate_block import truncated
 
     texts = _block_texts(random.Random(11))
     block = pa.array(["skipped", *texts], pa.large_string())[1:]
@@ -170,7 +170,7 @@ def test_a_block_of_short_ascii_texts_comes_back_as_it_was() -> None:
     """Nothing to cut: the block itself is returned (no text went through Python); one long text is cut alone."""
     import pyarrow as pa
 
-    from tasks.text.truncate import truncated
+    from tasks.text.truncate_block import truncated
 
     block = pa.array(["a b c", "1,000 it's", ""], pa.large_string())
     assert truncated(block, "en") is block
