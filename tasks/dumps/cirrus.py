@@ -20,7 +20,6 @@ so what is reported for a bad line does not depend on the fast path.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections import Counter
 from collections.abc import Iterator
@@ -34,7 +33,7 @@ import orjson
 from tasks.dumps.lines import IssueSink, LineBlock, issue_reporter, iter_line_blocks
 from tasks.errors import InputFormatError, TruncatedInputError
 from tasks.text.languages import rule_for
-from tasks.text.wikitext import name_key
+from tasks.text.wikitext import cached_name_key, name_key
 
 logger = logging.getLogger(__name__)
 
@@ -72,17 +71,15 @@ class _Line(msgspec.Struct):
 
 
 _decode_line = msgspec.json.Decoder(_Line).decode
-# Category and template names repeat across a whole wiki; normalising each distinct one once is enough.
-_cached_key = functools.lru_cache(maxsize=1 << 16)(name_key)
 
 
 def _is_disambiguation(document: _Line, markers: frozenset[str]) -> bool:
     """Categories come bare; templates carry a (possibly localised) namespace prefix, which is dropped."""
     for name in document.category or ():
-        if _cached_key(name) in markers:
+        if cached_name_key(name) in markers:
             return True
     for name in document.template or ():
-        if _cached_key(name.partition(":")[2] or name) in markers:
+        if cached_name_key(name.partition(":")[2] or name) in markers:
             return True
     return False
 
@@ -172,7 +169,7 @@ def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None =
     try:
         for block in iter_line_blocks(path):
             if block.position <= part.start:
-                first = first and not any(line.strip() for line in block.data)
+                first = first and not any(piece.strip() for piece in block.pieces)
                 action = _waiting_action(block, action)
                 continue
             if part.end is not None and block.position > part.end:
@@ -238,8 +235,7 @@ def _waiting_action(block: LineBlock, before: _Action | None) -> _Action | None:
     JSON decides (an action line starts a wait, the others end it); blank lines
     and JSON that is not an object leave the wait as it was.
     """
-    for offset in range(len(block.data) - 1, -1, -1):
-        number, data = block.first + offset, block.data[offset]
+    for number, data in block.lines_backwards():
         if not data.strip():
             continue
         record = _decode(data)

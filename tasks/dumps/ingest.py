@@ -8,11 +8,12 @@ shards in DuckDB, in one transaction per cell.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -41,7 +42,8 @@ SitelinkMethod = Literal["cirrus", "page_props", "wikidata", "none"]
 TRUNCATED = "truncated: "  # how a cut input's issue reason starts, so the stage message can pick the cuts out
 CHUNK_BYTES = 64 << 20  # multistream bytes per parse unit: a few units per worker on real dumps
 PART_MIN_BYTES = 8 << 20  # a CirrusSearch file is split in parts of at least this many compressed bytes
-SKIP_COST = 0.33  # what skipping a byte costs, as a share of parsing it (benchmarks/README.md, CirrusSearch in parts)
+SKIP_COST = 0.27  # what skipping a byte costs, as a share of parsing it (benchmarks/README.md, parse_throughput)
+GROUPS_PER_SHARD = 8  # batches (row groups) per documents shard: ~32 M characters of text
 
 
 # -- download ------------------------------------------------------------------------------
@@ -92,6 +94,7 @@ class ParseUnit:
     end: int = 0
     siteinfo: SiteInfo | None = None
     part: Part = WHOLE
+    offsets: tuple[int, ...] = ()  # of the streams inside a multistream range, from the index
 
 
 @dataclass(frozen=True)
@@ -177,7 +180,9 @@ def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int | None = None
                                   f"the file ends before its first page stream (byte {indexed[0]} by {index.name})")
     siteinfo = read_siteinfo(xml, offsets[0])
     chunks = plan_chunks(offsets, size, chunk_bytes or CHUNK_BYTES)
-    return [ParseUnit("xml_chunk", str(xml), lang, i, start, end, siteinfo) for i, (start, end) in enumerate(chunks)]
+    return [ParseUnit("xml_chunk", str(xml), lang, i, start, end, siteinfo,
+                      offsets=tuple(offsets[bisect.bisect_right(offsets, start):bisect.bisect_left(offsets, end)]))
+            for i, (start, end) in enumerate(chunks)]
 
 
 def part_ends(count: int) -> list[float]:
@@ -202,7 +207,7 @@ def _unit_pages(unit: ParseUnit, on_issue: Callable[[dict], None]) -> Iterator[d
     if unit.kind == "xml":
         return iter_xml_pages(path, unit.lang, on_issue=on_issue)
     assert unit.siteinfo is not None
-    return iter_chunk_pages(path, unit.start, unit.end, unit.lang, unit.siteinfo, on_issue=on_issue)
+    return iter_chunk_pages(path, unit.start, unit.end, unit.lang, unit.siteinfo, on_issue=on_issue, offsets=unit.offsets)
 
 
 def parse_unit(unit: ParseUnit, *, lake_root: UPath, directory: UPath, fingerprint: str, limit: int | None = None) -> UnitResult:
@@ -212,13 +217,15 @@ def parse_unit(unit: ParseUnit, *, lake_root: UPath, directory: UPath, fingerpri
     read before the break and the break itself; whether they are kept is the
     cell's decision (:func:`settle_breaks`), since only it sees every unit.
     Batches are bounded (:func:`document_batches`), so memory does not grow
-    with the unit's size, and each is written as a shard by a second thread
-    while the next is parsed (Parquet encoding releases the GIL); at most one
-    batch waits for the writer.
+    with the unit's size, and each is written as a row group of the open
+    shard by a second thread while the next is parsed (Parquet encoding
+    releases the GIL); at most one batch waits for the writer. Row groups are
+    a few MB of text, so what is left to write once the parse ends is small.
     """
     issues: list[dict[str, Any]] = []
     stopped: InputBreak | None = None
-    writer = ShardWriter(lake_root, directory, LAKE_TABLES["documents_raw"], fingerprint, prefix=f"unit-{unit.index:05d}")
+    writer = ShardWriter(lake_root, directory, LAKE_TABLES["documents_raw"], fingerprint, prefix=f"unit-{unit.index:05d}",
+                         groups_per_shard=GROUPS_PER_SHARD)
     pages = _unit_pages(unit, issues.append)
     if limit is not None:  # stop the parser at the limit, so nothing after it is read or reported
         pages = itertools.islice(pages, limit)
@@ -229,13 +236,19 @@ def parse_unit(unit: ParseUnit, *, lake_root: UPath, directory: UPath, fingerpri
             for batch in document_batches(pages):
                 if writing is not None:
                     writing.result()
-                writing = shard_writer.submit(writer.add_table, batch)
+                writing = shard_writer.submit(writer.add_row_group, batch)
                 articles = np.flatnonzero(~batch["is_redirect"].to_numpy())
                 last_title = batch["title"][articles[-1]].as_py() if len(articles) else last_title
         except InputFormatError as exc:
             stopped = InputBreak.of(exc)
+        except BaseException:
+            if writing is not None:
+                wait([writing])
+            writer.discard_shard()
+            raise
         if writing is not None:
             writing.result()
+    writer.close_shard()
     return UnitResult(writer.shards, writer.rows, issues, stopped, last_title)
 
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 from tqdm import tqdm
 
 from tasks.dumps.compression import iter_positioned_blocks
@@ -23,6 +26,7 @@ IssueSink = Callable[[dict[str, Any]], None]
 
 
 LINE_BLOCK_BYTES = 8 << 20  # decompressed bytes gathered before a block of whole lines is cut
+_NEWLINE = ord("\n")
 
 
 class Line(NamedTuple):
@@ -33,60 +37,103 @@ class Line(NamedTuple):
     complete: bool
 
 
-class LineBlock(NamedTuple):
+@dataclass
+class LineBlock:
     """Consecutive lines of a dump, numbered from ``first``, without their newlines; the last one is the file's
     incomplete last line when ``complete`` is False. ``position`` is the compressed bytes read when the block was
-    cut (see :class:`tasks.dumps.compression.Block`)."""
+    cut (see :class:`tasks.dumps.compression.Block`).
+
+    The block keeps the decompressed pieces it was cut from (``pieces``: its bytes, without the last newline)
+    and splits them into lines only when they are asked for: a part of a CirrusSearch file skips most of the
+    file's blocks, and needs only their last lines (:meth:`lines_backwards`).
+    """
 
     first: int
-    data: list[bytes]
+    pieces: list[bytes]
     position: int
     complete: bool = True
+
+    @cached_property
+    def count(self) -> int:
+        """Lines in the block: those split already, or its newlines counted by numpy (4x ``bytes.count``, and
+        without the GIL, which the reader thread decompressing the next blocks needs between its calls)."""
+        if "data" in self.__dict__:
+            return len(self.data)
+        return 1 + sum(int(np.count_nonzero(np.frombuffer(piece, np.uint8) == _NEWLINE)) for piece in self.pieces)
+
+    @cached_property
+    def data(self) -> list[bytes]:
+        """The block's lines, each piece split once and its first line joined to the end of the piece before's."""
+        lines: list[bytes] = []
+        open_line: list[bytes] = []
+        for piece in self.pieces:
+            parts = piece.split(b"\n")
+            open_line.append(parts[0])
+            if len(parts) > 1:
+                lines.append(b"".join(open_line))
+                lines += parts[1:-1]
+                open_line = [parts[-1]]
+        lines.append(b"".join(open_line))
+        return lines
 
     def lines(self) -> Iterator[Line]:
         last = len(self.data) - 1
         return (Line(self.first + offset, data, self.complete or offset < last) for offset, data in enumerate(self.data))
 
+    def lines_backwards(self) -> Iterator[tuple[int, bytes]]:
+        """(number, line) from the block's last line back to its first, found without splitting the whole block."""
+        number = self.first + self.count - 1
+        tail: list[bytes] = []  # the pieces of the line being gathered, last first
+        for piece in reversed(self.pieces):
+            end = len(piece)
+            while (cut := piece.rfind(b"\n", 0, end)) >= 0:
+                tail.append(piece[cut + 1:end])
+                yield number, b"".join(reversed(tail))
+                number, tail, end = number - 1, [], cut
+            tail.append(piece[:end])
+        yield number, b"".join(reversed(tail))
+
 
 def iter_line_blocks(path: Path) -> Iterator[LineBlock]:
     """The dump's lines in blocks of about ``LINE_BLOCK_BYTES`` of decompressed text.
 
-    Each decompressed piece is split once, its first line joined to the end
-    of the previous piece's last; a block ends with the piece that brings it
+    A block ends at the last newline of the decompressed piece that brings it
     past ``LINE_BLOCK_BYTES``, so block boundaries and positions depend only on
     the file and every process reading it cuts the same blocks. A cut archive
     raises ``TruncatedInputError`` after the last block, naming the line it
     stopped in and the decompressed byte offset.
     """
     number, size, position = 1, 0, 0
-    lines: list[bytes] = []
-    partial: list[bytes] = []  # the pieces of the line still open at the end of the last piece
+    pieces: list[bytes] = []  # read since the last block, the start of the line still open last
     with tqdm(desc=path.name, unit="B", unit_scale=True, disable=None) as bar:
         try:
             for piece in iter_positioned_blocks(path):
                 bar.update(len(piece.data))
-                position = piece.position
-                parts = piece.data.split(b"\n")
-                partial.append(parts[0])
-                if len(parts) == 1:
+                position, data = piece.position, piece.data
+                size += len(data)
+                if size < LINE_BLOCK_BYTES or (cut := data.rfind(b"\n")) < 0:
+                    pieces.append(data)
                     continue
-                lines.append(b"".join(partial))
-                lines += parts[1:-1]
-                partial = [parts[-1]]
-                size += len(piece.data)
-                if size >= LINE_BLOCK_BYTES:
-                    yield LineBlock(number, lines, position)
-                    number, size, lines = number + len(lines), 0, []
+                block = LineBlock(number, [*pieces, data[:cut]], position)
+                yield block
+                number += block.count
+                pieces = [data[cut + 1:]]
+                size = len(pieces[0])
         except TruncatedInputError as exc:
-            cut: TruncatedInputError | None = exc
+            cut_at: TruncatedInputError | None = exc
         else:
-            cut = None
-    tail = b"".join(partial)
-    if lines or tail:
-        yield LineBlock(number, [*lines, tail] if tail else lines, position, complete=not tail)
-        number += len(lines)
-    if cut is not None:
-        raise TruncatedInputError(cut.source, f"line {number}; {cut.position}", cut.reason) from cut
+            cut_at = None
+    while pieces and not pieces[-1]:
+        pieces.pop()
+    if pieces:
+        complete = pieces[-1].endswith(b"\n")
+        if complete:
+            pieces[-1] = pieces[-1][:-1]
+        block = LineBlock(number, pieces, position, complete=complete)
+        yield block
+        number += block.count - (not complete)
+    if cut_at is not None:
+        raise TruncatedInputError(cut_at.source, f"line {number}; {cut_at.position}", cut_at.reason) from cut_at
 
 
 def iter_lines(path: Path) -> Iterator[Line]:

@@ -29,7 +29,9 @@ ISSUE_SCHEMA = pa.schema(
 )
 
 
-BATCH_TEXT_CHARS = 32 << 20  # text per batch: bounds a parse unit's memory whatever the dump's size
+# Text per batch: bounds a parse unit's memory whatever the dump's size; small enough that writing the last batch
+# after the parse ends is short (batches are the row groups of a shard, tasks/dumps/ingest.py: parse_unit).
+BATCH_TEXT_CHARS = 4 << 20
 BATCH_ROWS = 100_000
 
 

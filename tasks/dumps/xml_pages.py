@@ -26,7 +26,7 @@ from tasks.dumps.compression import iter_decompressed_blocks
 from tasks.dumps.lines import IssueSink
 from tasks.errors import InputFormatError, TruncatedInputError
 from tasks.text.languages import rule_for
-from tasks.text.wikitext import name_key, read_wikitext
+from tasks.text.wikitext import WikitextReader, name_key
 
 logger = logging.getLogger(__name__)
 
@@ -190,6 +190,7 @@ class _PageRows:
         self.on_issue = on_issue
         self.markers = frozenset(name_key(marker) for marker in rule_for(lang).disambiguation_markers)
         self.skipped_namespaces: Counter[int] = Counter()
+        self._wiki: tuple[SiteInfo, WikitextReader] | None = None  # the reader of the siteinfo in force
 
     def _report(self, start: _Position, item: str | None, reason: str) -> None:
         issue = {"source": self.source, "position": self.locate(*start), "item": item, "reason": reason}
@@ -240,7 +241,9 @@ class _PageRows:
 
     def _content(self, wikitext: str, siteinfo: SiteInfo) -> tuple[str, bool]:
         """Cleaned text and the disambiguation flag, from a single parse of the wikitext."""
-        page = read_wikitext(wikitext, siteinfo.namespaces)
+        if self._wiki is None or self._wiki[0] is not siteinfo:
+            self._wiki = (siteinfo, WikitextReader(siteinfo.namespaces))
+        page = self._wiki[1].read(wikitext)
         marked = (page.templates | page.categories) & self.markers
         return page.text, bool(marked) or bool(_DISAMBIGUATION_SWITCH.search(wikitext))
 

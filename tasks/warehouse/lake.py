@@ -289,8 +289,10 @@ def write_atomic(path: UPath, write: Callable[[UPath], None]) -> None:
         raise
 
 
-# Rows at the start of a shard whose values say whether a column repeats enough for a dictionary.
+# Rows at the start of a shard whose values say whether a column repeats enough for a dictionary, and the most
+# bytes of a column that are looked at (wide values, an article's text, are sampled over fewer rows).
 DICTIONARY_SAMPLE = 4_096
+DICTIONARY_SAMPLE_BYTES = 64 << 10
 
 
 def dictionary_columns(table: pa.Table) -> list[str]:
@@ -299,17 +301,41 @@ def dictionary_columns(table: pa.Table) -> list[str]:
 
     Parquet writers build a dictionary for every column by default and drop it when it grows too large; for
     columns whose values seldom repeat (scores, the documents of a batch's hits) that work is wasted, and it was
-    more than half the write of a retrieval shard (75 against 32 ms for 200,000 hits), for a larger file.
+    more than half the write of a retrieval shard (75 against 32 ms for 200,000 hits), for a larger file. A
+    column's sample stops at ``DICTIONARY_SAMPLE_BYTES``: hashing 4,096 article texts took a tenth of a
+    documents shard's write.
     """
-    sample = table.slice(0, DICTIONARY_SAMPLE)
-    return [name for name, column in zip(sample.column_names, sample.columns, strict=True)
-            if not pa.types.is_nested(column.type) and 2 * pc.count_distinct(column, mode="all").as_py() <= sample.num_rows]
+    chosen = []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if pa.types.is_nested(column.type):
+            continue
+        sample = column.slice(0, DICTIONARY_SAMPLE)
+        if sample.nbytes > DICTIONARY_SAMPLE_BYTES:
+            sample = sample.slice(0, max(1, len(sample) * DICTIONARY_SAMPLE_BYTES // sample.nbytes))
+        if 2 * pc.count_distinct(sample, mode="all").as_py() <= len(sample):
+            chosen.append(name)
+    return chosen
+
+
+def _parquet_options(table: pa.Table) -> dict[str, Any]:
+    """How every shard is encoded; the dictionaries are chosen from ``table``, its first rows."""
+    return {"compression": "zstd", "use_dictionary": dictionary_columns(table)}
 
 
 def write_parquet_atomic(table: pa.Table, path: UPath) -> None:
     """Write ``table`` to ``path`` through a temp file and a move (pyarrow writes a local file natively)."""
-    write_atomic(path, lambda tmp: pq.write_table(table, tmp.path, filesystem=tmp.fs, compression="zstd",
-                                                  use_dictionary=dictionary_columns(table)))
+    write_atomic(path, lambda tmp: pq.write_table(table, tmp.path, filesystem=tmp.fs, **_parquet_options(table)))
+
+
+@dataclass
+class _OpenShard:
+    """A shard being written row group by row group, under its temp name until it is closed."""
+
+    path: UPath
+    tmp: UPath
+    writer: pq.ParquetWriter
+    rows: int = 0
+    groups: int = 0
 
 
 class ShardWriter:
@@ -321,7 +347,7 @@ class ShardWriter:
 
     def __init__(
         self, lake_root: Path | UPath, directory: Path | UPath, schema: pa.Schema, fingerprint: str,
-        *, prefix: str = "part", rows_per_shard: int = 100_000,
+        *, prefix: str = "part", rows_per_shard: int = 100_000, groups_per_shard: int = 8,
     ) -> None:
         self._lake_root = UPath(lake_root)
         self._directory = UPath(directory)
@@ -329,16 +355,73 @@ class ShardWriter:
         self._schema = schema
         self._fingerprint = fingerprint
         self._rows_per_shard = rows_per_shard
+        self._groups_per_shard = groups_per_shard
         self._buffer: list[dict] = []
+        self._open: _OpenShard | None = None
         self.shards: list[Shard] = []
+
+    def _next_path(self) -> UPath:
+        return self._directory / f"{self._prefix}-{len(self.shards):05d}.parquet"
+
+    def _fingerprinted(self, table: pa.Table) -> pa.Table:
+        fingerprints = pa.repeat(pa.scalar(self._fingerprint, pa.string()), table.num_rows)
+        return table.append_column(FINGERPRINT_FIELD, fingerprints).cast(self._schema)
 
     def add_table(self, table: pa.Table) -> None:
         """Write an already columnar batch as one shard (hot paths build columns, not row dicts)."""
         self.flush()
-        table = table.append_column(FINGERPRINT_FIELD, pa.repeat(pa.scalar(self._fingerprint, pa.string()), table.num_rows))
-        path = self._directory / f"{self._prefix}-{len(self.shards):05d}.parquet"
-        write_parquet_atomic(table.cast(self._schema), path)
+        self.close_shard()
+        path = self._next_path()
+        write_parquet_atomic(self._fingerprinted(table), path)
         self.shards.append(Shard(str(path.relative_to(self._lake_root)), table.num_rows))
+
+    def add_row_group(self, table: pa.Table) -> None:
+        """Append an already columnar batch to the open shard as one row group, opening a shard if none is.
+
+        A producer hands its batches over as it makes them, so what is left to write when it ends is one small
+        batch rather than a whole shard; a shard is closed after ``groups_per_shard`` row groups, or by
+        :meth:`close_shard`. Until then it has a temp name, as with :func:`write_atomic`.
+        """
+        self.flush()
+        table = self._fingerprinted(table)
+        if self._open is None:
+            path = self._next_path()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+            self._open = _OpenShard(path, tmp, pq.ParquetWriter(tmp.path, self._schema, filesystem=tmp.fs,
+                                                                **_parquet_options(table)))
+        shard = self._open
+        try:
+            shard.writer.write_table(table)
+        except BaseException:
+            self.discard_shard()
+            raise
+        shard.rows += table.num_rows
+        shard.groups += 1
+        if shard.groups >= self._groups_per_shard:
+            self.close_shard()
+
+    def close_shard(self) -> None:
+        """Finish the shard :meth:`add_row_group` has open, if any, and move it to its name."""
+        shard, self._open = self._open, None
+        if shard is None:
+            return
+        try:
+            shard.writer.close()
+            shard.path.fs.mv(shard.tmp.path, shard.path.path)
+        except BaseException:
+            remove([shard.tmp])
+            raise
+        self.shards.append(Shard(str(shard.path.relative_to(self._lake_root)), shard.rows))
+
+    def discard_shard(self) -> None:
+        """Drop the open shard's temp file (a producer that failed keeps nothing half written)."""
+        shard, self._open = self._open, None
+        if shard is not None:
+            try:
+                shard.writer.close()
+            finally:
+                remove([shard.tmp])
 
     def add(self, row: dict) -> None:
         self._buffer.append(row)
@@ -352,17 +435,18 @@ class ShardWriter:
     def flush(self) -> None:
         if not self._buffer:
             return
+        self.close_shard()
         for row in self._buffer:
             row["fingerprint"] = self._fingerprint
         table = pa.Table.from_pylist(self._buffer, schema=self._schema)
-        path = self._directory / f"{self._prefix}-{len(self.shards):05d}.parquet"
+        path = self._next_path()
         write_parquet_atomic(table, path)
         self.shards.append(Shard(str(path.relative_to(self._lake_root)), table.num_rows))
         self._buffer = []
 
     @property
     def rows(self) -> int:
-        return sum(s.rows for s in self.shards) + len(self._buffer)
+        return sum(s.rows for s in self.shards) + len(self._buffer) + (self._open.rows if self._open else 0)
 
 
 def empty_shard(lake_root: UPath, table: str) -> UPath:

@@ -66,9 +66,17 @@ def dump(tmp_path: Path) -> Multistream:
     return build_multistream(tmp_path, page_specs())
 
 
-def chunk_rows(dump: Multistream, chunks: list[tuple[int, int]], **kwargs: Any) -> list[dict[str, Any]]:
+@pytest.fixture(params=["one stream after the other", "streams in parallel"])
+def offsets(request: pytest.FixtureRequest, dump: Multistream) -> list[int]:
+    """The stream offsets handed to the reader: none (streams found one after the other), or the index's (the
+    streams between them decompressed in parallel). Every behaviour below holds either way."""
+    return [] if request.param == "one stream after the other" else dump.offsets
+
+
+def chunk_rows(dump: Multistream, chunks: list[tuple[int, int]], offsets: list[int] = (), **kwargs: Any) -> list[dict[str, Any]]:
     siteinfo = read_siteinfo(dump.path, dump.offsets[0])
-    return [row for start, end in chunks for row in iter_chunk_pages(dump.path, start, end, "el", siteinfo, **kwargs)]
+    return [row for start, end in chunks
+            for row in iter_chunk_pages(dump.path, start, end, "el", siteinfo, offsets=offsets, **kwargs)]
 
 
 def test_index_offsets_are_the_distinct_stream_starts(dump: Multistream) -> None:
@@ -103,11 +111,21 @@ def test_chunks_cover_every_stream_exactly_once(dump: Multistream, target: int) 
 
 
 @pytest.mark.parametrize("target", [1, 1500, 10**9])
-def test_chunks_give_the_same_pages_as_the_whole_file(dump: Multistream, target: int) -> None:
+def test_chunks_give_the_same_pages_as_the_whole_file(dump: Multistream, target: int, offsets: list[int]) -> None:
     whole = list(iter_xml_pages(dump.path, "el"))
     expected_titles = [title for stream in dump.streams for title, _, ns in stream if ns == 0]
     assert [row["title"] for row in whole] == expected_titles
-    assert chunk_rows(dump, plan_chunks(dump.offsets, dump.size, target)) == whole
+    assert chunk_rows(dump, plan_chunks(dump.offsets, dump.size, target), offsets) == whole
+
+
+@pytest.mark.parametrize("shift", [1, 7, -3])
+def test_index_offsets_off_the_stream_boundaries_change_nothing(dump: Multistream, shift: int) -> None:
+    """An index whose offsets fall inside streams (a stale or damaged index): the pieces between them are not
+    whole streams, so the reader goes on one stream after the other from there and the pages are the same."""
+    whole = list(iter_xml_pages(dump.path, "el"))
+    wrong = [offset + shift for offset in dump.offsets[2:]]
+    assert chunk_rows(dump, [(dump.offsets[0], dump.size)], [dump.offsets[1], *wrong]) == whole
+    assert chunk_rows(dump, [(dump.offsets[0], dump.size)], wrong[:1]) == whole
 
 
 def test_siteinfo_comes_from_the_first_stream(dump: Multistream) -> None:
@@ -116,64 +134,67 @@ def test_siteinfo_comes_from_the_first_stream(dump: Multistream) -> None:
     assert info.namespaces == EL_NAMESPACES
 
 
-def test_a_middle_chunk_yields_only_its_streams(dump: Multistream) -> None:
-    rows = chunk_rows(dump, [(dump.offsets[2], dump.offsets[4])])
+def test_a_middle_chunk_yields_only_its_streams(dump: Multistream, offsets: list[int]) -> None:
+    rows = chunk_rows(dump, [(dump.offsets[2], dump.offsets[4])], offsets)
     assert [row["page_id"] for row in rows] == [i for stream in dump.streams[2:4] for _, i, ns in stream if ns == 0]
     assert all(row["text"] and "[[" not in row["text"] for row in rows if not row["is_redirect"])
 
 
-def test_corrupt_stream_is_named_by_its_byte_offset(dump: Multistream) -> None:
+@pytest.mark.parametrize("at", [0, 60])
+def test_corrupt_stream_is_named_by_its_byte_offset(dump: Multistream, offsets: list[int], at: int) -> None:
     data = bytearray(dump.path.read_bytes())
     bad = dump.offsets[3]
-    data[bad : bad + 3] = b"XYZ"  # no longer a bz2 stream header
+    data[bad + at : bad + at + 3] = b"XYZ"  # no longer a bz2 stream header / a damaged block
     dump.path.write_bytes(bytes(data))
     with pytest.raises(InputFormatError) as caught:
-        chunk_rows(dump, [(dump.offsets[0], dump.size)])
+        chunk_rows(dump, [(dump.offsets[0], dump.size)], offsets)
     assert caught.value.position == f"bz2 stream at byte {bad}"
     assert str(dump.path) in str(caught.value)
 
 
-def test_pages_before_a_corrupt_stream_are_kept(dump: Multistream) -> None:
+def test_pages_before_a_corrupt_stream_are_kept(dump: Multistream, offsets: list[int]) -> None:
     data = bytearray(dump.path.read_bytes())
     data[dump.offsets[3] : dump.offsets[3] + 3] = b"XYZ"
     dump.path.write_bytes(bytes(data))
     siteinfo = read_siteinfo(dump.path, dump.offsets[0])
     rows = []
     with pytest.raises(InputFormatError):
-        for row in iter_chunk_pages(dump.path, dump.offsets[0], dump.size, "el", siteinfo):
+        for row in iter_chunk_pages(dump.path, dump.offsets[0], dump.size, "el", siteinfo, offsets=offsets):
             rows.append(row)
     assert [row["page_id"] for row in rows] == [i for stream in dump.streams[:3] for _, i, ns in stream if ns == 0]
 
 
-def test_range_ending_inside_a_stream_is_truncated(dump: Multistream) -> None:
+def test_range_ending_inside_a_stream_is_truncated(dump: Multistream, offsets: list[int]) -> None:
     siteinfo = read_siteinfo(dump.path, dump.offsets[0])
     end = dump.offsets[2] + 40
     rows = []
     with pytest.raises(TruncatedInputError) as caught:
-        for row in iter_chunk_pages(dump.path, dump.offsets[0], end, "el", siteinfo):
+        for row in iter_chunk_pages(dump.path, dump.offsets[0], end, "el", siteinfo, offsets=offsets):
             rows.append(row)
     assert [row["page_id"] for row in rows] == [i for stream in dump.streams[:2] for _, i, ns in stream if ns == 0]
     assert f"bz2 stream at byte {dump.offsets[2]}" in str(caught.value)
 
 
-def test_a_file_cut_between_streams_is_truncated_at_its_end(dump: Multistream, tmp_path: Path) -> None:
+def test_a_file_cut_between_streams_is_truncated_at_its_end(dump: Multistream, tmp_path: Path, offsets: list[int]) -> None:
     # No decompressor notices a cut on a stream boundary; the missing </mediawiki> stream does.
     cut = tmp_path / dump.path.name
     cut.write_bytes(dump.path.read_bytes()[: dump.offsets[3]])
     siteinfo = read_siteinfo(cut, dump.offsets[0])
     rows = []
     with pytest.raises(TruncatedInputError) as caught:
-        for row in iter_chunk_pages(cut, dump.offsets[0], dump.offsets[3], "el", siteinfo):
+        for row in iter_chunk_pages(cut, dump.offsets[0], dump.offsets[3], "el", siteinfo, offsets=offsets):
             rows.append(row)
     assert [row["page_id"] for row in rows] == [i for stream in dump.streams[:3] for _, i, ns in stream if ns == 0]
     assert caught.value.reason == "input ends between pages, without the dump's closing </mediawiki>"
     assert caught.value.position.startswith(f"bz2 stream at byte {dump.offsets[2]}, ")
 
 
-def test_issue_position_names_the_stream(tmp_path: Path) -> None:
+@pytest.mark.parametrize("parallel", [False, True])
+def test_issue_position_names_the_stream(tmp_path: Path, parallel: bool) -> None:
     dump = build_multistream(tmp_path, page_specs(), missing_id=10 + 1)  # page 11 sits in the third page stream
     issues: list[dict[str, Any]] = []
-    rows = chunk_rows(dump, plan_chunks(dump.offsets, dump.size, 10**9), on_issue=issues.append)
+    rows = chunk_rows(dump, plan_chunks(dump.offsets, dump.size, 10**9), dump.offsets if parallel else [],
+                      on_issue=issues.append)
     assert 11 not in {row["page_id"] for row in rows}
     assert [issue["item"] for issue in issues] == ["Θέμα 11: λόγος 1:11"]
     assert issues[0]["position"].startswith(f"bz2 stream at byte {dump.offsets[2]}, ")

@@ -241,8 +241,10 @@ def test_the_wait_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_shard_has_dictionary_pages_only_for_columns_whose_values_repeat(tmp_path: Path) -> None:
-    """Repeating columns (a language, a query id per 100 hits, ranks) are dictionary-encoded, scores that never
-    repeat are written plain, and a nested column is written plain; every value reads back as written."""
+    """Repeating columns (a language, a query id per 100 hits, ranks, a long text used by every row) are
+    dictionary-encoded, scores and long texts that never repeat are written plain, and a nested column is written
+    plain; every value reads back as written. The long texts hold more than the sample's byte budget, so they are
+    judged on fewer rows than the short columns."""
     import numpy as np
     import pyarrow as pa
     from upath import UPath
@@ -256,11 +258,74 @@ def test_a_shard_has_dictionary_pages_only_for_columns_whose_values_repeat(tmp_p
         "rank": np.tile(np.arange(1, 101, dtype=np.int32), rows // 100),
         "score": np.random.default_rng(3).random(rows),
         "pair": pa.array([[i % 3, i] for i in range(rows)]),
+        "text": [f"{i:06d} " + "x" * 500 for i in range(rows)],
+        "notice": pa.repeat(pa.scalar("y" * 2_000), rows),
     })
     path = UPath(tmp_path / "shard.parquet")
     write_parquet_atomic(table, path)
     metadata = pq.ParquetFile(path.path).metadata.row_group(0)
     encoded = {metadata.column(i).path_in_schema: metadata.column(i).encodings for i in range(metadata.num_columns)}
     dictionary = {name for name, encodings in encoded.items() if any("DICTIONARY" in e for e in encodings)}
-    assert dictionary == {"lang", "query", "rank"}
+    assert dictionary == {"lang", "query", "rank", "notice"}
     assert pq.read_table(path.path).equals(table)
+
+
+def _documents_table(lang: str, first: int, count: int):
+    import pyarrow as pa
+
+    from tasks.warehouse.lake import DOCUMENT_SCHEMA
+
+    rows = [_doc(lang, page_id, f"t{page_id}") | {"revision_id": None} for page_id in range(first, first + count)]
+    return pa.Table.from_pylist(rows, schema=DOCUMENT_SCHEMA)
+
+
+def test_row_groups_stream_into_shards_of_a_set_number_of_groups_named_only_once_closed(tmp_path: Path) -> None:
+    """Seven batches with three row groups per shard: two shards closed on the way, the third (one group) when
+    asked; until then it exists only under a temp name. The shards read back as the batches, in order, with the
+    fingerprint, and the warehouse serves them."""
+    import pyarrow as pa
+
+    with Warehouse(tmp_path) as wh:
+        directory = cell_dir(wh.lake_root, "documents_raw", "en", "fp")
+        writer = ShardWriter(wh.lake_root, directory, LAKE_TABLES["documents_raw"], "fp", groups_per_shard=3)
+        batches = [_documents_table("en", 10 * k + 1, k + 1) for k in range(7)]
+        for batch in batches:
+            writer.add_row_group(batch)
+        assert len(writer.shards) == 2 and writer.rows == sum(range(1, 8))
+        assert sorted(p.name.endswith(".tmp") for p in directory.iterdir() if p.name.startswith("part")) == [False, False, True]
+        writer.close_shard()
+        assert not [p for p in directory.iterdir() if p.name.endswith(".tmp")]
+        files = [pq.ParquetFile(str(wh.lake_root / shard.path)) for shard in writer.shards]
+        assert [f.metadata.num_row_groups for f in files] == [3, 3, 1]
+        assert [shard.rows for shard in writer.shards] == [1 + 2 + 3, 4 + 5 + 6, 7]
+        read = pa.concat_tables([f.read() for f in files])
+        assert read.drop_columns(["fingerprint"]).equals(pa.concat_tables(batches))
+        assert set(read["fingerprint"].to_pylist()) == {"fp"}
+        wh.replace_cell("documents_raw", "en", "fp", writer.shards)
+        assert wh.scalar("SELECT count(*) FROM documents_raw WHERE lang = 'en'") == sum(range(1, 8))
+
+
+def test_a_parse_unit_that_fails_leaves_no_half_written_shard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parser that breaks with an error that is not about its input (a bug, an interrupt) after some batches:
+    the error propagates, the shards closed before it stay whole, and the open one's temp file is removed."""
+    from upath import UPath
+
+    from tasks.dumps import ingest
+
+    long_text = "x" * (1 << 20)
+
+    def pages(unit, on_issue):  # noqa: ANN001, ANN202 - the parser's signature
+        for page_id in range(1, 42):  # 41 pages: ten batches of four and one of one
+            yield _doc("en", page_id, f"t{page_id}") | {"text": long_text, "revision_id": None}
+        raise RuntimeError("parser bug")
+
+    monkeypatch.setattr(ingest, "_unit_pages", pages)
+    monkeypatch.setattr(ingest, "GROUPS_PER_SHARD", 2)
+    lake = UPath(tmp_path / "lake")
+    directory = lake / "documents_raw" / "en"
+    with pytest.raises(RuntimeError, match="parser bug"):
+        ingest.parse_unit(ingest.ParseUnit("xml", "dump.xml", "en", 0), lake_root=lake, directory=directory, fingerprint="fp")
+    names = sorted(p.name for p in directory.iterdir())
+    assert len(names) == 5 and all(name.endswith(".parquet") for name in names)
+    for name in names:  # every shard left is whole: closed files with 2 row groups of ~4 M characters each
+        assert pq.ParquetFile(str(directory / name)).metadata.num_row_groups == 2
