@@ -78,7 +78,8 @@ DECOMPRESS_AHEAD = 8  # pieces decompressed ahead of the parse, at most: a few M
 class _Piece:
     """The decompressed content of ``[start, end)``, handed over as it comes while a pool thread decompresses it.
 
-    ``queue`` receives ``(stream_at, data)`` for each block of output, then ``None`` once the piece is done;
+    ``queue`` receives ``(stream_at, data)`` for each block of output, then ``None`` once the piece is done
+    (unbounded: the consumer takes at most ``DECOMPRESS_AHEAD`` pieces ahead, a stream of the index each);
     ``whole`` then says whether the piece was whole bz2 streams filling the range exactly. A piece that is not
     (a cut file, a corrupt stream, an index offset off a stream boundary) stops there, and the caller reads on
     from its last stream with :func:`_read_streams`, which says what is wrong where.
@@ -130,7 +131,8 @@ def _iter_streams(path: Path, start: int, end: int, stream_starts: list[tuple[in
     """
     bounds = [start, *sorted({offset for offset in offsets if start < offset < end}), end]
     waiting = deque(_Piece(left, right) for left, right in zip(bounds, bounds[1:]))
-    produced, resume, skip = 0, start, 0
+    produced = 0
+    resume, skip = start, 0  # where the sequential reader would go on: a stream's start, and what it gave already
     if len(waiting) > 1:
         stop = threading.Event()
         with ThreadPoolExecutor(DECOMPRESS_THREADS, thread_name_prefix="bz2") as pool:
@@ -144,7 +146,7 @@ def _iter_streams(path: Path, start: int, end: int, stream_starts: list[tuple[in
                     resume, skip = piece.start, 0
                     while (item := piece.queue.get()) is not None:
                         stream_at, data = item
-                        if stream_at != resume or not stream_starts or stream_starts[-1][1] != stream_at:
+                        if not (stream_at == resume and skip):  # a stream's first block
                             stream_starts.append((produced, stream_at))
                             resume, skip = stream_at, 0
                         produced += len(data)
