@@ -20,6 +20,7 @@ so what is reported for a bad line does not depend on the fast path.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from collections.abc import Iterator
@@ -73,15 +74,17 @@ class _Line(msgspec.Struct):
 _decode_line = msgspec.json.Decoder(_Line).decode
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _template_key(name: str) -> str:
+    """A template's key without its (possibly localised) namespace prefix."""
+    return name_key(name.partition(":")[2] or name)
+
+
 def _is_disambiguation(document: _Line, markers: frozenset[str]) -> bool:
-    """Categories come bare; templates carry a (possibly localised) namespace prefix, which is dropped."""
-    for name in document.category or ():
-        if cached_name_key(name) in markers:
-            return True
-    for name in document.template or ():
-        if cached_name_key(name.partition(":")[2] or name) in markers:
-            return True
-    return False
+    """Categories come bare; templates carry a (possibly localised) namespace prefix, which is dropped. (Each name
+    is keyed once per wiki, and the sets are checked by ``isdisjoint`` over a ``map``: no Python loop per name.)"""
+    return not (markers.isdisjoint(map(cached_name_key, document.category or ()))
+                and markers.isdisjoint(map(_template_key, document.template or ())))
 
 
 def _document_rows(document: _Line, page_id: Any, lang: str, file_name: str, markers: frozenset[str]) -> list[dict[str, Any]]:
@@ -174,8 +177,8 @@ def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None =
                 continue
             if part.end is not None and block.position > part.end:
                 return
-            for number, data, complete in block.lines():
-                if not data.strip():
+            for number, data, complete in block.line_views():
+                if _blank(data):
                     continue
                 if first and complete:
                     _require_action_line(source, number, data)
@@ -223,6 +226,14 @@ def iter_cirrus_documents(path: Path, lang: str, *, on_issue: IssueSink | None =
         report(f"line {action[0]}", str(action[1]), "action line without its document at the end of the file")
 
 
+_WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")  # what bytes.strip removes
+
+
+def _blank(line: bytes | memoryview) -> bool:
+    """Whether a line holds only whitespace; a JSON line's first byte says so at once."""
+    return not line or (line[0] in _WHITESPACE and not bytes(line).strip())
+
+
 def _page_id(action: _Line) -> Any:
     meta = action.index
     return meta.get("_id") if isinstance(meta, dict) else None
@@ -254,7 +265,7 @@ class _NotAnObject(NamedTuple):
     found: str = ""
 
 
-def _decode(data: bytes) -> _Line | _NotAnObject:
+def _decode(data: bytes | memoryview) -> _Line | _NotAnObject:
     """A line's fields: msgspec's struct, or orjson's dict as one when msgspec rejects the line (so what is
     reported for a bad line does not depend on the fast path); or why the line has none."""
     try:
@@ -269,13 +280,13 @@ def _decode(data: bytes) -> _Line | _NotAnObject:
         return _Line.of(general)
 
 
-def _require_action_line(source: str, number: int, data: bytes) -> None:
+def _require_action_line(source: str, number: int, data: bytes | memoryview) -> None:
     """A bulk file starts with an action line; anything else there means another kind of file."""
     try:
         record = orjson.loads(data)
     except orjson.JSONDecodeError:
         record = None
     if not (isinstance(record, dict) and "index" in record):
-        found = data[:60].decode("utf-8", errors="replace")
+        found = bytes(data[:60]).decode("utf-8", errors="replace")
         raise InputFormatError(
             source, f"line {number}", f'not a CirrusSearch bulk dump: the first line is not an {{"index": …}} action line ({found!r})')

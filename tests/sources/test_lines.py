@@ -25,8 +25,8 @@ def _pieces_source(pieces: list[bytes], cut: bool):  # noqa: ANN202 - stands in 
 @pytest.mark.parametrize("seed", range(40))
 def test_blocks_number_every_line_of_the_text_once_whatever_the_pieces(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Random texts of short lines (blank ones, runs of newlines, a last line with or without its newline) cut into
-    random pieces, with blocks of a few bytes: the blocks' lines, read forwards or backwards (a skipped block is
-    read from its end), are the text's lines numbered from 1, the last one marked incomplete when it has no
+    random pieces, with blocks of a few bytes: the blocks' lines, read forwards (copied, or as views into the
+    pieces) or backwards (a skipped block is read from its end), are the text's lines numbered from 1, the last one marked incomplete when it has no
     newline; a cut archive names the line it stopped in."""
     rng = random.Random(seed)
     text = b"".join(rng.choice([b"a", b"bc", b" ", b"\n", b"\n\n", b"{}"]) for _ in range(rng.randint(1, 120)))
@@ -45,9 +45,13 @@ def test_blocks_number_every_line_of_the_text_once_whatever_the_pieces(seed: int
     stopped = None
     try:
         for block in lines.iter_line_blocks(Path("dump.json.gz")):
-            counted = block.count  # before the block is split: its newlines counted
+            if seed % 2:
+                views = [(line.number, bytes(line.data), line.complete) for line in block.line_views()]
+                assert block.count == len(views) and "data" not in vars(block)  # counted as the views were found
+            else:
+                counted = block.count  # before the block is split: its newlines counted
             backwards += list(block.lines_backwards())[::-1]
-            assert counted == len(block.data)
+            assert (views if seed % 2 else counted) == (list(block.lines()) if seed % 2 else len(block.data))
             got += block.lines()
     except TruncatedInputError as exc:
         stopped = exc.position
