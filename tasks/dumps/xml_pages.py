@@ -90,7 +90,6 @@ class _DumpReader:
         self._parser.buffer_text = True
         self._parser.StartElementHandler = self._start
         self._parser.EndElementHandler = self._end
-        self._parser.CharacterDataHandler = self._data
         self._byte_base = byte_base
         self._builder: TreeBuilder | None = None
         self._builder_depth = 0
@@ -115,11 +114,14 @@ class _DumpReader:
             if tag not in ("page", "siteinfo"):
                 return
             self._builder = TreeBuilder()
+            # Text goes straight to the tree builder (a C method: no Python call per piece of text), and only
+            # inside the elements kept.
+            self._parser.CharacterDataHandler = self._builder.data
             self._start_position = self.position()
             self.inside_page = tag == "page"
             self.open_page_title = None
         self._builder_depth += 1
-        self._builder.start(tag, {_local(key): value for key, value in attributes.items()})
+        self._builder.start(tag, {_local(key): value for key, value in attributes.items()} if attributes else {})
 
     def _end(self, name: str) -> None:
         self.depth -= 1
@@ -132,12 +134,9 @@ class _DumpReader:
         if self._builder_depth == 0:
             self._completed.append(_Element(self._builder.close(), self._start_position))
             self._builder = None
+            self._parser.CharacterDataHandler = None
             self.inside_page = False
             self.open_page_title = None
-
-    def _data(self, text: str) -> None:
-        if self._builder is not None:
-            self._builder.data(text)
 
     def require_mediawiki_root(self, source: str, locate: Locator) -> None:
         """Any XML has elements, so only its root tells a page dump from another XML file (an HTML page, a feed)."""
