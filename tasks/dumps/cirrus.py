@@ -75,7 +75,7 @@ _decode_line = msgspec.json.Decoder(_Line).decode
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _template_key(name: str) -> str:
+def _bare_template_key(name: str) -> str:
     """A template's key without its (possibly localised) namespace prefix."""
     return name_key(name.partition(":")[2] or name)
 
@@ -84,7 +84,7 @@ def _is_disambiguation(document: _Line, markers: frozenset[str]) -> bool:
     """Categories come bare; templates carry a (possibly localised) namespace prefix, which is dropped. (Each name
     is keyed once per wiki, and the sets are checked by ``isdisjoint`` over a ``map``: no Python loop per name.)"""
     return not (markers.isdisjoint(map(cached_name_key, document.category or ()))
-                and markers.isdisjoint(map(_template_key, document.template or ())))
+                and markers.isdisjoint(map(_bare_template_key, document.template or ())))
 
 
 def _document_rows(document: _Line, page_id: Any, lang: str, file_name: str, markers: frozenset[str]) -> list[dict[str, Any]]:

@@ -29,6 +29,11 @@ LINE_BLOCK_BYTES = 8 << 20  # decompressed bytes gathered before a block of whol
 _NEWLINE = ord("\n")
 
 
+def _newlines(piece: bytes) -> np.ndarray:
+    """Where ``piece`` holds a newline, as a mask (numpy compares without the GIL, 4x ``bytes.count``)."""
+    return np.frombuffer(piece, np.uint8) == _NEWLINE
+
+
 class Line(NamedTuple):
     """One line of a dump, without its newline; ``complete`` is False for a last line with no newline."""
 
@@ -63,11 +68,11 @@ class LineBlock:
 
     @cached_property
     def count(self) -> int:
-        """Lines in the block: those split already, or its newlines counted by numpy (4x ``bytes.count``, and
-        without the GIL, which the reader thread decompressing the next blocks needs between its calls)."""
+        """Lines in the block: those split already, or its newlines counted (:func:`_newlines`: the reader thread
+        decompressing the next blocks needs the GIL between its calls)."""
         if "data" in self.__dict__:
             return len(self.data)
-        return 1 + sum(int(np.count_nonzero(np.frombuffer(piece, np.uint8) == _NEWLINE)) for piece in self.pieces)
+        return 1 + sum(int(np.count_nonzero(_newlines(piece))) for piece in self.pieces)
 
     @cached_property
     def data(self) -> list[bytes]:
@@ -96,7 +101,7 @@ class LineBlock:
         open_line: list[bytes | memoryview] = []  # the line running on from the pieces before
         for piece in self.pieces:
             view, start = memoryview(piece), 0
-            for cut in np.flatnonzero(np.frombuffer(piece, np.uint8) == _NEWLINE).tolist():
+            for cut in np.flatnonzero(_newlines(piece)).tolist():
                 if open_line:
                     line: bytes | memoryview = b"".join([*open_line, view[:cut]])
                     open_line = []

@@ -65,7 +65,7 @@ _DROPPED_ELEMENT = re.compile(
 # for, at half the cost. (Capturing groups to tell the brackets apart made the scan three times slower.)
 _BRACKET = re.compile(r"\{\{|\}\}|\n[ \t]*(?:\{\||\|\}(?!\}))")
 _TEMPLATE_BRACKET = re.compile(r"\{\{|\}\}")
-_OPEN_TEMPLATE, _CLOSE_TEMPLATE, _OPEN_TABLE, _CLOSE_TABLE = "{{", "}}", "{|", "|}"
+_OPEN_TEMPLATE, _OPEN_TABLE, _CLOSE_TABLE = "{{", "{|", "|}"
 # Then what the text keeps something of. A link's target holds no brackets,
 # pipe or newline, its label no other link (single brackets are fine: "[[A#n|[1]]]");
 # matching only such links renders an image caption's links before the image
@@ -212,10 +212,7 @@ class _Renderer:
     """Turns one page's wikitext into the text a reader sees, noting templates and categories on the way."""
 
     def __init__(self, wiki: WikitextReader) -> None:
-        self.file_ns = wiki.file_ns
-        self.category_ns = wiki.category_ns
-        self.template_ns = wiki.template_ns
-        self.local_ns = wiki.local_ns
+        self.wiki = wiki
         self.templates: set[str] = set()
         self.categories: set[str] = set()
 
@@ -240,7 +237,7 @@ class _Renderer:
         return _ENTITY.sub(lambda match: html.unescape(match.group()), text) if "&" in text else text
 
     def _note_template(self, name: str) -> None:
-        self.templates.add(_template_key(name, self.template_ns))
+        self.templates.add(_template_key(name, self.wiki.template_ns))
 
     def _strip_blocks(self, wikitext: str) -> str:
         """``wikitext`` without comments, dropped tags, templates and tables, noting template names.
@@ -272,7 +269,7 @@ class _Renderer:
             if depth is None:
                 continue  # a closer without its opener stays as text
             start = stack[depth][1]
-            tables -= sum(is_table for is_table, _ in stack[depth:]) if depth < len(stack) - 1 else table
+            tables -= sum(is_table for is_table, _ in stack[depth:])
             del stack[depth:]
             if not table and not tables:
                 self._note_template(_template_name(text, start + 2, match.start()))
@@ -295,13 +292,13 @@ class _Renderer:
         prefix, rest = _split_prefix(title)
         key = cached_name_key(prefix) if prefix else ""  # (most links have no prefix)
         if not title.startswith(":"):
-            if key in self.category_ns:
+            if key in self.wiki.category_ns:
                 self.categories.add(cached_name_key(rest))
                 return ""
-            if key in self.file_ns:
+            if key in self.wiki.file_ns:
                 return ""
         has_label = label is not None and label.strip() != ""
-        if prefix and key not in self.local_ns and _INTERWIKI_PREFIX.fullmatch(prefix) and not has_label:
+        if prefix and key not in self.wiki.local_ns and _INTERWIKI_PREFIX.fullmatch(prefix) and not has_label:
             return ""
         return label if has_label else title.lstrip(":")
 

@@ -279,10 +279,24 @@ def write_atomic(path: UPath, write: Callable[[UPath], None]) -> None:
     delete, not atomic; there the publish step that matters is the catalog transaction (a view lists only
     registered shards), and a temp name only keeps a killed writer's object recognisable.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp = _temp_beside(path)
     try:
         write(tmp)
+    except BaseException:
+        remove([tmp])
+        raise
+    _move_into_place(tmp, path)
+
+
+def _temp_beside(path: UPath) -> UPath:
+    """A fresh temp name in ``path``'s folder (made if missing), for a file written before it is named."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+
+
+def _move_into_place(tmp: UPath, path: UPath) -> None:
+    """Give the finished ``tmp`` its name; if that fails, the temp file goes."""
+    try:
         path.fs.mv(tmp.path, path.path)
     except BaseException:
         remove([tmp])
@@ -386,8 +400,7 @@ class ShardWriter:
         table = self._fingerprinted(table)
         if self._open is None:
             path = self._next_path()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+            tmp = _temp_beside(path)
             self._open = _OpenShard(path, tmp, pq.ParquetWriter(tmp.path, self._schema, filesystem=tmp.fs,
                                                                 **_parquet_options(table)))
         shard = self._open
@@ -408,10 +421,10 @@ class ShardWriter:
             return
         try:
             shard.writer.close()
-            shard.path.fs.mv(shard.tmp.path, shard.path.path)
         except BaseException:
             remove([shard.tmp])
             raise
+        _move_into_place(shard.tmp, shard.path)
         self.shards.append(Shard(str(shard.path.relative_to(self._lake_root)), shard.rows))
 
     def discard_shard(self) -> None:
