@@ -8,7 +8,6 @@ shards in DuckDB, in one transaction per cell.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import logging
 import os
@@ -43,7 +42,7 @@ TRUNCATED = "truncated: "  # how a cut input's issue reason starts, so the stage
 CHUNK_BYTES = 64 << 20  # multistream bytes per parse unit: a few units per worker on real dumps
 PART_MIN_BYTES = 8 << 20  # a CirrusSearch file is split in parts of at least this many compressed bytes
 SKIP_COST = 0.27  # what skipping a byte costs, as a share of parsing it (benchmarks/README.md, parse_throughput)
-GROUPS_PER_SHARD = 8  # batches (row groups) per documents shard: ~32 M characters of text
+GROUPS_PER_SHARD = 16  # batches (row groups) per documents shard: ~32 M characters of text
 
 
 # -- download ------------------------------------------------------------------------------
@@ -94,7 +93,6 @@ class ParseUnit:
     end: int = 0
     siteinfo: SiteInfo | None = None
     part: Part = WHOLE
-    offsets: tuple[int, ...] = ()  # of the streams inside a multistream range, from the index
 
 
 @dataclass(frozen=True)
@@ -180,9 +178,7 @@ def plan_units(lang: str, files: dict[str, Path], chunk_bytes: int | None = None
                                   f"the file ends before its first page stream (byte {indexed[0]} by {index.name})")
     siteinfo = read_siteinfo(xml, offsets[0])
     chunks = plan_chunks(offsets, size, chunk_bytes or CHUNK_BYTES)
-    return [ParseUnit("xml_chunk", str(xml), lang, i, start, end, siteinfo,
-                      offsets=tuple(offsets[bisect.bisect_right(offsets, start):bisect.bisect_left(offsets, end)]))
-            for i, (start, end) in enumerate(chunks)]
+    return [ParseUnit("xml_chunk", str(xml), lang, i, start, end, siteinfo) for i, (start, end) in enumerate(chunks)]
 
 
 def part_ends(count: int) -> list[float]:
@@ -207,7 +203,7 @@ def _unit_pages(unit: ParseUnit, on_issue: Callable[[dict], None]) -> Iterator[d
     if unit.kind == "xml":
         return iter_xml_pages(path, unit.lang, on_issue=on_issue)
     assert unit.siteinfo is not None
-    return iter_chunk_pages(path, unit.start, unit.end, unit.lang, unit.siteinfo, on_issue=on_issue, offsets=unit.offsets)
+    return iter_chunk_pages(path, unit.start, unit.end, unit.lang, unit.siteinfo, on_issue=on_issue)
 
 
 def parse_unit(unit: ParseUnit, *, lake_root: UPath, directory: UPath, fingerprint: str, limit: int | None = None) -> UnitResult:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import bisect
 import bz2
 import itertools
-import queue
-import threading
-from collections import deque
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import os
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import indexed_bzip2
 
 from tasks.dumps.compression import BLOCK_SIZE, iter_decompressed_blocks, read_ahead
 from tasks.dumps.xml_pages import IssueSink, SiteInfo, iter_pages_from_blocks, parse_siteinfo
@@ -71,94 +71,106 @@ def plan_chunks(offsets: Sequence[int], file_size: int, target_bytes: int) -> li
     return chunks
 
 
-DECOMPRESS_THREADS = 2  # pieces decompressed at once beside the parse (bz2 releases the GIL)
-DECOMPRESS_AHEAD = 8  # pieces decompressed ahead of the parse, at most: a few MB each
+DECOMPRESS_THREADS = 2  # indexed_bzip2's threads decompressing bz2 blocks ahead of the parse, without the GIL
+_END_OF_STREAM_BITS = 48 + 32  # a stream's end-of-stream magic and combined CRC, then padding to a whole byte
+_HEADER_BITS = 32  # "BZh" and the block size digit, before a stream's first block
 
 
-class _Piece:
-    """The decompressed content of ``[start, end)``, handed over as it comes while a pool thread decompresses it.
+@contextmanager
+def _staged(path: Path, start: int, end: int) -> Iterator[int]:
+    """A file descriptor of an in-memory file holding the bytes ``[start, end)`` of ``path`` (fewer where the
+    file is shorter): indexed_bzip2 reads a whole file, and a Python file object would make its threads wait for
+    the GIL at every read. The kernel copies the bytes (``sendfile``)."""
+    staged = os.memfd_create("multistream-range", os.MFD_CLOEXEC)
+    try:
+        with open(path, "rb") as raw:
+            offset = start
+            while offset < end and (sent := os.sendfile(staged, raw.fileno(), offset, end - offset)):
+                offset += sent
+        os.lseek(staged, 0, os.SEEK_SET)
+        yield staged
+    finally:
+        os.close(staged)
 
-    ``queue`` receives ``(stream_at, data)`` for each block of output, then ``None`` once the piece is done
-    (unbounded: the consumer takes at most ``DECOMPRESS_AHEAD`` pieces ahead, a stream of the index each);
-    ``whole`` then says whether the piece was whole bz2 streams filling the range exactly. A piece that is not
-    (a cut file, a corrupt stream, an index offset off a stream boundary) stops there, and the caller reads on
-    from its last stream with :func:`_read_streams`, which says what is wrong where.
+
+def _stream_starts(block_offsets: dict[int, int]) -> list[tuple[int, int]]:
+    """(decompressed offset, byte offset in the range) of each stream, from indexed_bzip2's block offsets.
+
+    Those map the bit offset of every block, and of every stream's end, to the decompressed bytes before it. A
+    stream starts with the range or right after the one before ends: a 4-byte header after its end-of-stream
+    marker and CRC, padded to a whole byte (no block is that short, so the pattern names streams only).
     """
+    starts, previous = [], None
+    for bit in sorted(block_offsets):
+        if bit == _HEADER_BITS or (previous is not None
+                                   and bit == ((previous + _END_OF_STREAM_BITS + 7) // 8) * 8 + _HEADER_BITS):
+            starts.append((block_offsets[bit], (bit - _HEADER_BITS) // 8))
+        previous = bit
+    return starts
 
-    def __init__(self, start: int, end: int) -> None:
-        self.start, self.end = start, end
-        self.queue: queue.SimpleQueue[tuple[int, bytes] | None] = queue.SimpleQueue()
-        self.whole = False
 
-    def decompress(self, path: Path, stop: threading.Event) -> None:
+def _ends_whole(block_offsets: dict[int, int], size: int, produced: int) -> bool:
+    """Whether the streams fill the ``size`` bytes read, and all their output came. indexed_bzip2 ends its block
+    offsets with the bit where its reading stopped; it stops without an error at bytes after a stream that are
+    no bz2 stream (it skips them as trailing garbage), which the sequential reader must report."""
+    return bool(block_offsets) and max(block_offsets) == 8 * size and block_offsets[8 * size] == produced
+
+
+_FAILURES = (RuntimeError, ValueError, OSError)  # how indexed_bzip2 reports a cut or corrupt stream
+
+
+def _read_block(reader: indexed_bzip2.IndexedBzip2File) -> bytes | None:
+    """The next decompressed bytes (empty at the end), or None where indexed_bzip2 could not go on."""
+    try:
+        return reader.read(BLOCK_SIZE)
+    except _FAILURES:
+        return None
+
+
+def _decompressed_in_parallel(path: Path, start: int, end: int,
+                              stream_starts: list[tuple[int, int]]) -> Generator[bytes, None, int | None]:
+    """:func:`_iter_streams` by indexed_bzip2, its blocks decompressed ``DECOMPRESS_THREADS`` at a time (bz2 is
+    half the CPU of an XML parse, and a single stream of a few MB would keep one thread busy while the parse
+    waits). Returns None when the range was whole bz2 streams, else how many bytes were handed over before it
+    stopped (a cut file, a corrupt stream, bytes that are no bz2 stream)."""
+    with _staged(path, start, end) as staged:
+        size = os.fstat(staged).st_size
         try:
-            with open(path, "rb") as raw:
-                raw.seek(self.start)
-                data = raw.read(self.end - self.start)
-            view, at = memoryview(data), 0
-            while at < len(data) and not stop.is_set():
-                decompressor = bz2.BZ2Decompressor()
-                stream = view[at:]
-                while not decompressor.eof and not stop.is_set():
-                    output = decompressor.decompress(stream, BLOCK_SIZE)
-                    stream = b""
-                    if output:
-                        self.queue.put((self.start + at, output))
-                    if not output and not decompressor.eof:
-                        return  # no more input: the range ends inside this stream
-                at = len(data) - len(decompressor.unused_data)
-            self.whole = at == self.end - self.start == len(data)
-        except OSError:
-            pass  # a corrupt stream: the sequential reader reports it
-        finally:
-            self.queue.put(None)
+            reader = indexed_bzip2.IndexedBzip2File(staged, parallelization=DECOMPRESS_THREADS)
+        except _FAILURES:
+            return 0
+        produced = noted = 0
+        with reader:
+            while data := _read_block(reader):
+                for offset, at in _stream_starts(reader.available_block_offsets())[noted:]:
+                    if offset >= produced + len(data):
+                        break
+                    stream_starts.append((offset, start + at))
+                    noted += 1
+                produced += len(data)
+                yield data
+            if data is None or size < end - start or not _ends_whole(reader.block_offsets(), size, produced):
+                return produced
+    return None
 
 
-def _iter_streams(path: Path, start: int, end: int, stream_starts: list[tuple[int, int]],
-                  offsets: Sequence[int] = ()) -> Iterator[bytes]:
+def _iter_streams(path: Path, start: int, end: int, stream_starts: list[tuple[int, int]]) -> Iterator[bytes]:
     """Decompressed bytes of the bz2 streams in ``[start, end)``, in order.
 
     Appends ``(decompressed offset, file offset)`` to ``stream_starts`` as each
     stream begins, so a position in the decompressed text can be traced back to
     the stream it came from.
 
-    ``offsets`` are where the index says streams start inside the range: the
-    pieces between them are decompressed ``DECOMPRESS_THREADS`` at a time ahead
-    of the consumer, each handed over block by block (bz2 is a third of an XML
-    parse when it runs in line). From the first piece that is not whole
-    streams on, the range is read one stream after the other by
-    :func:`_read_streams`, from the start of the stream it stopped in.
+    The blocks are decompressed in parallel (:func:`_decompressed_in_parallel`).
+    Where that stops before the end of the range, the range is read on one
+    stream after the other by :func:`_read_streams`, from the start of the
+    stream it stopped in, which says what is wrong where.
     """
-    bounds = [start, *sorted({offset for offset in offsets if start < offset < end}), end]
-    waiting = deque(_Piece(left, right) for left, right in zip(bounds, bounds[1:]))
-    produced = 0
-    resume, skip = start, 0  # where the sequential reader would go on: a stream's start, and what it gave already
-    if len(waiting) > 1:
-        stop = threading.Event()
-        with ThreadPoolExecutor(DECOMPRESS_THREADS, thread_name_prefix="bz2") as pool:
-            ahead: deque[_Piece] = deque()
-            try:
-                while waiting or ahead:
-                    while waiting and len(ahead) < DECOMPRESS_AHEAD:
-                        ahead.append(waiting.popleft())
-                        pool.submit(ahead[-1].decompress, path, stop)
-                    piece = ahead.popleft()
-                    resume, skip = piece.start, 0
-                    while (item := piece.queue.get()) is not None:
-                        stream_at, data = item
-                        if not (stream_at == resume and skip):  # a stream's first block
-                            stream_starts.append((produced, stream_at))
-                            resume, skip = stream_at, 0
-                        produced += len(data)
-                        skip += len(data)
-                        yield data
-                    if not piece.whole:
-                        break
-                else:
-                    return
-            finally:
-                stop.set()
-    yield from read_ahead(_read_streams(path, resume, end, stream_starts, produced - skip, skip))
+    stopped_at = yield from _decompressed_in_parallel(path, start, end, stream_starts)
+    if stopped_at is None:
+        return
+    produced, stream_at = stream_starts[-1] if stream_starts else (0, start)
+    yield from read_ahead(_read_streams(path, stream_at, end, stream_starts, produced, stopped_at - produced))
 
 
 def _read_streams(path: Path, start: int, end: int, stream_starts: list[tuple[int, int]], produced: int = 0,
@@ -211,15 +223,13 @@ def read_siteinfo(path: Path, first_offset: int) -> SiteInfo:
 
 def iter_chunk_pages(
     path: Path, start: int, end: int, lang: str, siteinfo: SiteInfo, *, on_issue: IssueSink | None = None,
-    offsets: Sequence[int] = (),
 ) -> Iterator[dict[str, Any]]:
     """Document rows of the main-namespace pages in the streams of ``[start, end)``.
 
     Positions in issues and errors name the bz2 stream (its file offset) and
     the line inside it, which is where an operator would look. A range that
     runs to the end of the file must end the dump; if it does not, the file was
-    cut and ``TruncatedInputError`` follows the pages read. ``offsets``, the
-    index's stream starts in the range, let streams be decompressed in parallel.
+    cut and ``TruncatedInputError`` follows the pages read.
     """
     rule_for(lang)
     stream_starts: list[tuple[int, int]] = []
@@ -230,7 +240,7 @@ def iter_chunk_pages(
         return f"bz2 stream at byte {stream_at}, decompressed byte {byte - produced} of it (line {line}, column {column} of the range from byte {start})"
 
     return iter_pages_from_blocks(
-        _iter_streams(path, start, end, stream_starts, offsets),
+        _iter_streams(path, start, end, stream_starts),
         source=str(path),
         lang=lang,
         siteinfo=siteinfo,

@@ -30,8 +30,10 @@ ISSUE_SCHEMA = pa.schema(
 
 
 # Text per batch: bounds a parse unit's memory whatever the dump's size; small enough that writing the last batch
-# after the parse ends is short (batches are the row groups of a shard, tasks/dumps/ingest.py: parse_unit).
-BATCH_TEXT_CHARS = 4 << 20
+# after the parse ends is short (batches are the row groups of a shard, tasks/dumps/ingest.py: parse_unit). On the
+# small dumps of benchmarks/parse_throughput.py, 2 M characters took 5% off the XML ingest against 4 M; 1 M took
+# 8% but added 4% to a CirrusSearch file's, in writing more row groups.
+BATCH_TEXT_CHARS = 2 << 20
 BATCH_ROWS = 100_000
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import bz2
+import random
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tasks.dumps import multistream
 from tasks.dumps.multistream import iter_chunk_pages, plan_chunks, read_index_offsets, read_siteinfo
 from tasks.dumps.xml_pages import iter_xml_pages
 from tasks.errors import ConfigError, InputFormatError, TruncatedInputError
@@ -66,17 +69,24 @@ def dump(tmp_path: Path) -> Multistream:
     return build_multistream(tmp_path, page_specs())
 
 
-@pytest.fixture(params=["one stream after the other", "streams in parallel"])
-def offsets(request: pytest.FixtureRequest, dump: Multistream) -> list[int]:
-    """The stream offsets handed to the reader: none (streams found one after the other), or the index's (the
-    streams between them decompressed in parallel). Every behaviour below holds either way."""
-    return [] if request.param == "one stream after the other" else dump.offsets
+def _stops_at_once(*_args: object) -> Generator[bytes, None, int]:
+    """A parallel reader that gave up before its first byte: everything is read one stream after the other."""
+    return 0
+    yield b""  # (a generator)
 
 
-def chunk_rows(dump: Multistream, chunks: list[tuple[int, int]], offsets: list[int] = (), **kwargs: Any) -> list[dict[str, Any]]:
+@pytest.fixture(params=["streams in parallel", "one stream after the other"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How the streams are read: by indexed_bzip2's threads, or by the sequential reader it falls back to (from
+    wherever it stops). Every behaviour below holds either way."""
+    if request.param == "one stream after the other":
+        monkeypatch.setattr(multistream, "_decompressed_in_parallel", _stops_at_once)
+    return str(request.param)
+
+
+def chunk_rows(dump: Multistream, chunks: list[tuple[int, int]], **kwargs: Any) -> list[dict[str, Any]]:
     siteinfo = read_siteinfo(dump.path, dump.offsets[0])
-    return [row for start, end in chunks
-            for row in iter_chunk_pages(dump.path, start, end, "el", siteinfo, offsets=offsets, **kwargs)]
+    return [row for start, end in chunks for row in iter_chunk_pages(dump.path, start, end, "el", siteinfo, **kwargs)]
 
 
 def test_index_offsets_are_the_distinct_stream_starts(dump: Multistream) -> None:
@@ -111,21 +121,54 @@ def test_chunks_cover_every_stream_exactly_once(dump: Multistream, target: int) 
 
 
 @pytest.mark.parametrize("target", [1, 1500, 10**9])
-def test_chunks_give_the_same_pages_as_the_whole_file(dump: Multistream, target: int, offsets: list[int]) -> None:
+def test_chunks_give_the_same_pages_as_the_whole_file(dump: Multistream, target: int, mode: str) -> None:
     whole = list(iter_xml_pages(dump.path, "el"))
     expected_titles = [title for stream in dump.streams for title, _, ns in stream if ns == 0]
     assert [row["title"] for row in whole] == expected_titles
-    assert chunk_rows(dump, plan_chunks(dump.offsets, dump.size, target), offsets) == whole
+    assert chunk_rows(dump, plan_chunks(dump.offsets, dump.size, target)) == whole
 
 
-@pytest.mark.parametrize("shift", [1, 7, -3])
-def test_index_offsets_off_the_stream_boundaries_change_nothing(dump: Multistream, shift: int) -> None:
-    """An index whose offsets fall inside streams (a stale or damaged index): the pieces between them are not
-    whole streams, so the reader goes on one stream after the other from there and the pages are the same."""
+def test_whole_streams_are_read_in_parallel_only(dump: Multistream, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Good streams never reach the sequential reader (which would cost the parallel decompression)."""
+    def refuse(*_args: object) -> None:
+        raise AssertionError("fell back to the sequential reader")
+
     whole = list(iter_xml_pages(dump.path, "el"))
-    wrong = [offset + shift for offset in dump.offsets[2:]]
-    assert chunk_rows(dump, [(dump.offsets[0], dump.size)], [dump.offsets[1], *wrong]) == whole
-    assert chunk_rows(dump, [(dump.offsets[0], dump.size)], wrong[:1]) == whole
+    siteinfo = read_siteinfo(dump.path, dump.offsets[0])
+    monkeypatch.setattr(multistream, "_read_streams", refuse)
+    assert [row for start, end in plan_chunks(dump.offsets, dump.size, 1500)
+            for row in iter_chunk_pages(dump.path, start, end, "el", siteinfo)] == whole
+
+
+def _long_article(n: int, words: int) -> tuple[str, int, int, str]:
+    """An article of ``words`` random words: its stream holds several bz2 blocks (900 kB of text each)."""
+    rng = random.Random(n)
+    text = " ".join("".join(rng.choice("αβγδεζηθικλμνξοπρστυφχψω") for _ in range(rng.randint(2, 9))) for _ in range(words))
+    return (f"Μακρύ {n}", 100 + n, 0, f"Μακρύ {n}: {text}\n[[Κατηγορία:Δοκιμές]]")
+
+
+@pytest.mark.parametrize("missing_stream", [1, 3])
+def test_streams_of_many_blocks_name_each_issue_by_its_stream(tmp_path: Path, mode: str, missing_stream: int) -> None:
+    """Streams of several bz2 blocks, decompressed a block at a time: the same pages as the whole file, and a page
+    without an id in a stream after (or among) them is named by that stream's offset."""
+    specs = [_long_article(n, 250_000) if n % 4 == 1 else spec for n, spec in enumerate(page_specs()[:16])]
+    missing = specs[PER_STREAM * missing_stream + 2]
+    dump = build_multistream(tmp_path, specs, missing_id=missing[1])
+    issues: list[dict[str, Any]] = []
+    rows = chunk_rows(dump, [(dump.offsets[0], dump.size)], on_issue=issues.append)
+    assert rows == list(iter_xml_pages(dump.path, "el", on_issue=lambda _issue: None))
+    assert [len(row["text"]) > 1_000_000 for row in rows if row["page_id"] > 100] == [True] * 4
+    assert [issue["item"] for issue in issues] == [missing[0]]
+    assert issues[0]["position"].startswith(f"bz2 stream at byte {dump.offsets[missing_stream]}, ")
+
+
+@pytest.mark.parametrize("garbage", [b"\0" * 12, b"not a bz2 stream", bz2.compress(b"<page/>")[:-6]])
+def test_bytes_after_the_last_stream_are_reported(dump: Multistream, mode: str, garbage: bytes) -> None:
+    """Zeros, text or a cut stream after the closing stream (indexed_bzip2 itself skips trailing garbage)."""
+    dump.path.write_bytes(dump.path.read_bytes() + garbage)
+    with pytest.raises(InputFormatError) as caught:
+        chunk_rows(dump, [(dump.offsets[0], dump.size + len(garbage))])
+    assert caught.value.position.startswith(f"bz2 stream at byte {dump.size}")
 
 
 def test_siteinfo_comes_from_the_first_stream(dump: Multistream) -> None:
@@ -134,67 +177,65 @@ def test_siteinfo_comes_from_the_first_stream(dump: Multistream) -> None:
     assert info.namespaces == EL_NAMESPACES
 
 
-def test_a_middle_chunk_yields_only_its_streams(dump: Multistream, offsets: list[int]) -> None:
-    rows = chunk_rows(dump, [(dump.offsets[2], dump.offsets[4])], offsets)
+def test_a_middle_chunk_yields_only_its_streams(dump: Multistream, mode: str) -> None:
+    rows = chunk_rows(dump, [(dump.offsets[2], dump.offsets[4])])
     assert [row["page_id"] for row in rows] == [i for stream in dump.streams[2:4] for _, i, ns in stream if ns == 0]
     assert all(row["text"] and "[[" not in row["text"] for row in rows if not row["is_redirect"])
 
 
 @pytest.mark.parametrize("at", [0, 60])
-def test_corrupt_stream_is_named_by_its_byte_offset(dump: Multistream, offsets: list[int], at: int) -> None:
+def test_corrupt_stream_is_named_by_its_byte_offset(dump: Multistream, mode: str, at: int) -> None:
     data = bytearray(dump.path.read_bytes())
     bad = dump.offsets[3]
     data[bad + at : bad + at + 3] = b"XYZ"  # no longer a bz2 stream header / a damaged block
     dump.path.write_bytes(bytes(data))
     with pytest.raises(InputFormatError) as caught:
-        chunk_rows(dump, [(dump.offsets[0], dump.size)], offsets)
+        chunk_rows(dump, [(dump.offsets[0], dump.size)])
     assert caught.value.position == f"bz2 stream at byte {bad}"
     assert str(dump.path) in str(caught.value)
 
 
-def test_pages_before_a_corrupt_stream_are_kept(dump: Multistream, offsets: list[int]) -> None:
+def test_pages_before_a_corrupt_stream_are_kept(dump: Multistream, mode: str) -> None:
     data = bytearray(dump.path.read_bytes())
     data[dump.offsets[3] : dump.offsets[3] + 3] = b"XYZ"
     dump.path.write_bytes(bytes(data))
     siteinfo = read_siteinfo(dump.path, dump.offsets[0])
     rows = []
     with pytest.raises(InputFormatError):
-        for row in iter_chunk_pages(dump.path, dump.offsets[0], dump.size, "el", siteinfo, offsets=offsets):
+        for row in iter_chunk_pages(dump.path, dump.offsets[0], dump.size, "el", siteinfo):
             rows.append(row)
     assert [row["page_id"] for row in rows] == [i for stream in dump.streams[:3] for _, i, ns in stream if ns == 0]
 
 
-def test_range_ending_inside_a_stream_is_truncated(dump: Multistream, offsets: list[int]) -> None:
+def test_range_ending_inside_a_stream_is_truncated(dump: Multistream, mode: str) -> None:
     siteinfo = read_siteinfo(dump.path, dump.offsets[0])
     end = dump.offsets[2] + 40
     rows = []
     with pytest.raises(TruncatedInputError) as caught:
-        for row in iter_chunk_pages(dump.path, dump.offsets[0], end, "el", siteinfo, offsets=offsets):
+        for row in iter_chunk_pages(dump.path, dump.offsets[0], end, "el", siteinfo):
             rows.append(row)
     assert [row["page_id"] for row in rows] == [i for stream in dump.streams[:2] for _, i, ns in stream if ns == 0]
     assert f"bz2 stream at byte {dump.offsets[2]}" in str(caught.value)
 
 
-def test_a_file_cut_between_streams_is_truncated_at_its_end(dump: Multistream, tmp_path: Path, offsets: list[int]) -> None:
+def test_a_file_cut_between_streams_is_truncated_at_its_end(dump: Multistream, tmp_path: Path, mode: str) -> None:
     # No decompressor notices a cut on a stream boundary; the missing </mediawiki> stream does.
     cut = tmp_path / dump.path.name
     cut.write_bytes(dump.path.read_bytes()[: dump.offsets[3]])
     siteinfo = read_siteinfo(cut, dump.offsets[0])
     rows = []
     with pytest.raises(TruncatedInputError) as caught:
-        for row in iter_chunk_pages(cut, dump.offsets[0], dump.offsets[3], "el", siteinfo, offsets=offsets):
+        for row in iter_chunk_pages(cut, dump.offsets[0], dump.offsets[3], "el", siteinfo):
             rows.append(row)
     assert [row["page_id"] for row in rows] == [i for stream in dump.streams[:3] for _, i, ns in stream if ns == 0]
     assert caught.value.reason == "input ends between pages, without the dump's closing </mediawiki>"
     assert caught.value.position.startswith(f"bz2 stream at byte {dump.offsets[2]}, ")
 
 
-@pytest.mark.parametrize("parallel", [False, True])
-def test_issue_position_names_the_stream(tmp_path: Path, parallel: bool) -> None:
+def test_issue_position_names_the_stream(tmp_path: Path, mode: str) -> None:
     dump = build_multistream(tmp_path, page_specs(), missing_id=10 + 1)  # page 11 sits in the third page stream
     issues: list[dict[str, Any]] = []
-    rows = chunk_rows(dump, plan_chunks(dump.offsets, dump.size, 10**9), dump.offsets if parallel else [],
-                      on_issue=issues.append)
+    rows = chunk_rows(dump, plan_chunks(dump.offsets, dump.size, 10**9), on_issue=issues.append)
     assert 11 not in {row["page_id"] for row in rows}
     assert [issue["item"] for issue in issues] == ["Θέμα 11: λόγος 1:11"]
     assert issues[0]["position"].startswith(f"bz2 stream at byte {dump.offsets[2]}, ")

@@ -310,9 +310,9 @@ def test_a_parse_unit_that_fails_leaves_no_half_written_shard(tmp_path: Path, mo
     the error propagates, the shards closed before it stay whole, and the open one's temp file is removed."""
     from upath import UPath
 
-    from tasks.dumps import ingest
+    from tasks.dumps import ingest, records
 
-    long_text = "x" * (1 << 20)
+    long_text = "x" * (records.BATCH_TEXT_CHARS // 4)  # four pages to a batch
 
     def pages(unit, on_issue):  # noqa: ANN001, ANN202 - the parser's signature
         for page_id in range(1, 42):  # 41 pages: ten batches of four and one of one
@@ -327,5 +327,5 @@ def test_a_parse_unit_that_fails_leaves_no_half_written_shard(tmp_path: Path, mo
         ingest.parse_unit(ingest.ParseUnit("xml", "dump.xml", "en", 0), lake_root=lake, directory=directory, fingerprint="fp")
     names = sorted(p.name for p in directory.iterdir())
     assert len(names) == 5 and all(name.endswith(".parquet") for name in names)
-    for name in names:  # every shard left is whole: closed files with 2 row groups of ~4 M characters each
+    for name in names:  # every shard left is whole: closed files with 2 row groups of four pages each
         assert pq.ParquetFile(str(directory / name)).metadata.num_row_groups == 2
