@@ -99,12 +99,11 @@ def test_a_template_name_with_braces_before_its_first_pipe_is_read_whole() -> No
     assert page.text == "а б"
 
 
-def test_every_space_but_the_plain_one_is_unprintable_and_collapsed() -> None:
-    # _tidy skips its pass over other spaces when a text (without newlines) is printable: that is only sound if
-    # every such space is unprintable, and its pattern must list them all.
-    from tasks.text.wikitext import _OTHER_SPACES
-
-    others = [chr(c) for c in range(0x110000) if chr(c).isspace() and chr(c) not in " \n"]
-    assert len(others) > 20 and not any(c.isprintable() for c in others)
-    assert all(_OTHER_SPACES.fullmatch(c) for c in others)
+def test_every_unicode_space_inside_a_line_becomes_one_plain_space() -> None:
+    # Every character Unicode (as Python reads it) calls a space, the newline apart: runs of them are one space
+    # inside a line and nothing at its ends; only "\n" ends a line.
+    others = [chr(c) for c in range(0x110000) if chr(c).isspace() and chr(c) != "\n"]
+    assert len(others) > 20
     assert clean_wikitext("a" + "".join(others) + "b", {}) == "a b"
+    for space in others:
+        assert clean_wikitext(f"{space}a{space}b{space}{space}\n{space}c{space}\n\n\n\nd", {}) == "a b\nc\n\nd", hex(ord(space))
