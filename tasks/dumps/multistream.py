@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import bisect
 import bz2
+import contextlib
 import itertools
 import os
+import weakref
 from collections.abc import Generator, Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ _END_OF_STREAM_BITS = 48 + 32  # a stream's end-of-stream magic and combined CRC
 _HEADER_BITS = 32  # "BZh" and the block size digit, before a stream's first block
 
 
-@contextmanager
+@contextlib.contextmanager
 def _staged(path: Path, start: int, end: int) -> Iterator[int]:
     """A file descriptor of an in-memory file holding the bytes ``[start, end)`` of ``path`` (fewer where the
     file is shorter): indexed_bzip2 reads a whole file, and a Python file object would make its threads wait for
@@ -142,7 +143,10 @@ def _decompressed_in_parallel(path: Path, start: int, end: int,
         except _FAILURES:
             return 0
         produced = noted = 0
-        with reader:
+        # Closed when the reading ends, and at the latest when the interpreter exits: a reader still open when it is
+        # torn down (this generator left suspended, as by an interrupt) aborts the process from its C++ destructor.
+        close = weakref.finalize(reader, reader.close)
+        try:
             while data := _read_block(reader):
                 for offset, at in _stream_starts(reader.available_block_offsets())[noted:]:
                     if offset >= produced + len(data):
@@ -153,6 +157,8 @@ def _decompressed_in_parallel(path: Path, start: int, end: int,
                 yield data
             if data is None or size < end - start or not _ends_whole(reader.block_offsets(), size, produced):
                 return produced
+        finally:
+            close()
     return None
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import bz2
 import random
+import subprocess
+import sys
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,3 +247,26 @@ def test_unknown_language_fails_before_reading(dump: Multistream) -> None:
     siteinfo = read_siteinfo(dump.path, dump.offsets[0])
     with pytest.raises(ConfigError):
         iter_chunk_pages(dump.path, dump.offsets[0], dump.size, "xx", siteinfo)
+
+
+_LEFT_SUSPENDED = """
+import sys
+from pathlib import Path
+from tasks.dumps.multistream import iter_chunk_pages, read_siteinfo
+path, start = Path(sys.argv[1]), int(sys.argv[2])
+pages = iter_chunk_pages(path, start, path.stat().st_size, "el", read_siteinfo(path, start))
+print(next(pages)["title"])
+"""
+
+
+def test_a_reading_left_suspended_at_exit_ends_the_process_cleanly(tmp_path: Path) -> None:
+    """A process that exits while a chunk is still being read (a script that stops early, an interrupt) exits with
+    its own status: indexed_bzip2's reader, if still open when the interpreter tears it down, aborts it (SIGABRT)."""
+    specs = [_long_article(n, 250_000) if n % 2 else spec for n, spec in enumerate(page_specs()[:12])]
+    dump = build_multistream(tmp_path, specs)
+    root = Path(__file__).resolve().parents[2]
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", _LEFT_SUSPENDED, str(dump.path), str(dump.offsets[0])],
+                              capture_output=True, text=True, cwd=root, timeout=120)
+        assert (done.returncode, done.stdout.strip()) == (0, specs[0][0]), done.stderr[-500:]
+        assert "terminate called" not in done.stderr
