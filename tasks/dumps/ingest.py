@@ -25,7 +25,7 @@ from tasks.dumps.checksums import digest_file
 from tasks.dumps.cirrus import WHOLE, Part, iter_cirrus_documents
 from tasks.dumps.download import download
 from tasks.dumps.multistream import iter_chunk_pages, plan_chunks, read_index_offsets, read_siteinfo
-from tasks.dumps.records import document_batches
+from tasks.dumps.records import BATCH_TEXT_CHARS, document_batches
 from tasks.dumps.sitelinks import iter_page_props_sitelinks, iter_wikidata_sitelinks
 from tasks.dumps.sources import DumpRequest
 from tasks.dumps.xml_pages import SiteInfo, iter_xml_pages
@@ -42,7 +42,8 @@ TRUNCATED = "truncated: "  # how a cut input's issue reason starts, so the stage
 CHUNK_BYTES = 64 << 20  # multistream bytes per parse unit: a few units per worker on real dumps
 PART_MIN_BYTES = 8 << 20  # a CirrusSearch file is split in parts of at least this many compressed bytes
 SKIP_COST = 0.27  # what skipping a byte costs, as a share of parsing it (benchmarks/README.md, parse_throughput)
-GROUPS_PER_SHARD = 16  # batches (row groups) per documents shard: ~32 M characters of text
+SHARD_TEXT_CHARS = 32 << 20  # text per documents shard
+GROUPS_PER_SHARD = SHARD_TEXT_CHARS // BATCH_TEXT_CHARS  # batches (row groups) per documents shard
 
 
 # -- download ------------------------------------------------------------------------------
