@@ -94,14 +94,15 @@ class LineBlock:
         return (Line(self.first + offset, data, self.complete or offset < last) for offset, data in enumerate(self.data))
 
     def line_views(self) -> Iterator[LineView]:
-        """:meth:`lines` as views into the pieces, found by numpy, for a parser that only reads them (a JSON decoder
-        takes any buffer): splitting a block copies it line by line, a sixth of a CirrusSearch parse. A line that
+        """:meth:`lines` as views into the pieces, for a parser that only reads them (a JSON decoder takes any
+        buffer): splitting a block copies it line by line, a sixth of a CirrusSearch parse. Line ends are found by
+        ``bytes.find`` (memchr), half the cost of a numpy mask over the piece when the lines are long. A line that
         runs across two pieces is joined (bytes)."""
         number = self.first
         open_line: list[bytes | memoryview] = []  # the line running on from the pieces before
         for piece in self.pieces:
-            view, start = memoryview(piece), 0
-            for cut in np.flatnonzero(_newlines(piece)).tolist():
+            view, start, find = memoryview(piece), 0, piece.find
+            while (cut := find(b"\n", start)) >= 0:
                 if open_line:
                     line: bytes | memoryview = b"".join([*open_line, view[:cut]])
                     open_line = []

@@ -42,32 +42,32 @@ def document_batches(
 ) -> Iterator[pa.Table]:
     """``DOCUMENT_SCHEMA`` tables of the rows in order, each cut at ``max_text_chars`` of text or ``max_rows``.
 
-    Rows go straight into column lists (Arrow builds each column in one call
-    instead of walking every row's dict per column). When ``rows`` raises, the
-    rows read before are yielded first, so a parse unit keeps what preceded a cut.
+    Rows are gathered as they come and turned into column lists when a batch
+    is cut, one comprehension per column (two thirds of the cost of appending
+    each row's values column by column, on a CirrusSearch file); Arrow then
+    builds each column in one call. When ``rows`` raises, the rows read before
+    are yielded first, so a parse unit keeps what preceded a cut.
     """
-    columns: dict[str, list[Any]] = {name: [] for name in DOCUMENT_COLUMNS}
-    appends = [(name, columns[name].append) for name in DOCUMENT_COLUMNS]
+    batch: list[dict[str, Any]] = []
     text_chars = 0
 
     def take() -> pa.Table:
         nonlocal text_chars
-        table = pa.Table.from_pydict(columns, schema=DOCUMENT_SCHEMA)
-        for values in columns.values():
-            values.clear()
+        table = pa.Table.from_pydict({name: [row[name] for row in batch] for name in DOCUMENT_COLUMNS},
+                                     schema=DOCUMENT_SCHEMA)
+        batch.clear()
         text_chars = 0
         return table
 
     try:
         for row in rows:
-            for name, append in appends:
-                append(row[name])
+            batch.append(row)
             text_chars += len(row["text"])
-            if text_chars >= max_text_chars or len(columns["text"]) >= max_rows:
+            if text_chars >= max_text_chars or len(batch) >= max_rows:
                 yield take()
     except Exception:
-        if columns["text"]:
+        if batch:
             yield take()
         raise
-    if columns["text"]:
+    if batch:
         yield take()
