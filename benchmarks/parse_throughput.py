@@ -473,10 +473,19 @@ class Throughput:
         return values
 
 
-def measure(label: str, repeat: int, compressed_bytes: int, documents: int, run: Callable[[], Any], *,
+@dataclass(frozen=True)
+class Runs:
+    """How often each variant runs: ``warmup`` untimed runs, then ``repeat`` timed ones of which the fastest counts."""
+
+    repeat: int
+    warmup: int
+
+
+def measure(label: str, runs: Runs, compressed_bytes: int, documents: int, run: Callable[[], Any], *,
             prepare: Callable[[], None] | None = None, cpu: bool = False) -> tuple[Throughput, Timing[Any]]:
-    """Best-of-``repeat`` throughput of ``run``; ``cpu`` when all its work happens in this process or its children."""
-    timing = best_of(label, repeat, run, prepare=prepare)
+    """Best-of-``runs.repeat`` throughput of ``run``; ``cpu`` when all its work happens in this process or its
+    children."""
+    timing = best_of(label, runs.repeat, run, prepare=prepare, warmup=runs.warmup)
     throughput = Throughput(timing.seconds, compressed_bytes, documents, timing.cpu_seconds if cpu else None)
     cores = f", {timing.cpu_seconds / timing.seconds:.1f} cores busy" if cpu and timing.seconds > 0 else ""
     say(f"  {label}: best {timing.seconds:.2f} s = {throughput.mb_s:.2f} MB/s compressed, {throughput.docs_s:,.0f} docs/s{cores}")
@@ -535,7 +544,7 @@ def projection(metrics: dict[str, Any], cores: int) -> dict[str, float]:
 
 
 # -- the run -------------------------------------------------------------------------------------
-def bench_cirrus(wh: Warehouse, workdir: Path, scale: float, repeat: int, seed: int) -> tuple[dict[str, Any], dict[str, float]]:
+def bench_cirrus(wh: Warehouse, workdir: Path, scale: float, runs: Runs, seed: int) -> tuple[dict[str, Any], dict[str, float]]:
     dump = workdir / f"{CIRRUS_LANG}wiki-20240601-cirrussearch-content.json.gz"
     say(f"CirrusSearch: generating a ~{CIRRUS_TARGET_MB * scale:.1f} MB dump (seed {seed}) ...")
     started = time.perf_counter()
@@ -544,13 +553,13 @@ def bench_cirrus(wh: Warehouse, workdir: Path, scale: float, repeat: int, seed: 
     say(f"  {dump.name}: {size / MB:.1f} MB, {documents:,} documents, made in {time.perf_counter() - started:.1f} s")
     cells = [(CIRRUS_LANG, {"cirrus": dump})]
 
-    decompress, read = measure("cirrus decompress+read (stdlib gzip)", repeat, size, documents,
+    decompress, read = measure("cirrus decompress+read (stdlib gzip)", runs, size, documents,
                                lambda: read_decompressed_stdlib([dump]))
-    fast_decompress, _ = measure("cirrus decompress+read (our reader, ISA-L)", repeat, size, documents,
+    fast_decompress, _ = measure("cirrus decompress+read (our reader, ISA-L)", runs, size, documents,
                                  lambda: read_decompressed([dump]))
-    parse, parsed = measure("cirrus parse only", repeat, size, documents, lambda: parse_cirrus(dump))
+    parse, parsed = measure("cirrus parse only", runs, size, documents, lambda: parse_cirrus(dump))
     with compute_mode("inline"):
-        inline, ingested = measure("cirrus ingest inline", repeat, size, documents, lambda: ingest(wh, cells), cpu=True)
+        inline, ingested = measure("cirrus ingest inline", runs, size, documents, lambda: ingest(wh, cells), cpu=True)
     check_complete("cirrus ingest", ingested.result)
     with compute_mode("dask"):
         started = time.perf_counter()
@@ -558,7 +567,7 @@ def bench_cirrus(wh: Warehouse, workdir: Path, scale: float, repeat: int, seed: 
         startup = time.perf_counter() - started
         parts = len(plan_units(CIRRUS_LANG, {"cirrus": dump}, parallelism=compute.parallelism()))
         say(f"  dask local cluster ready in {startup:.1f} s; the file is parsed in {parts} part(s)")
-        dask, _ = measure("cirrus ingest dask", repeat, size, documents, lambda: ingest(wh, cells))
+        dask, _ = measure("cirrus ingest dask", runs, size, documents, lambda: ingest(wh, cells))
     larger = concatenated(dump, 4, workdir / f"{CIRRUS_LANG}wiki-20240602-cirrussearch-content.json.gz")
     memory = rss_metrics("cirrus", peak_rss(CIRRUS_LANG, {"cirrus": dump}), peak_rss(CIRRUS_LANG, {"cirrus": larger}))
     larger.unlink()
@@ -588,7 +597,7 @@ def bench_cirrus(wh: Warehouse, workdir: Path, scale: float, repeat: int, seed: 
 
 
 def bench_xml(
-    wh: Warehouse, workdir: Path, samples: Sequence[tuple[Path, str]], scale: float, repeat: int,
+    wh: Warehouse, workdir: Path, samples: Sequence[tuple[Path, str]], scale: float, runs: Runs,
 ) -> tuple[dict[str, Any], dict[str, float]]:
     say(f"XML: building complete multistream dumps of ~{XML_TARGET_MB * scale:.1f} MB (uncompressed) per wiki ...")
     inputs = []
@@ -602,13 +611,13 @@ def bench_xml(
     cells = [(built.lang, {"xml": built.dump, "xml_index": built.index}) for built in inputs]
     output = workdir / "wikiextractor"
 
-    decompress, read = measure("xml decompress+read (stdlib bz2)", repeat, size, pages, lambda: read_decompressed_stdlib(dumps))
+    decompress, read = measure("xml decompress+read (stdlib bz2)", runs, size, pages, lambda: read_decompressed_stdlib(dumps))
     with compute_mode("inline"):
-        ours, ingested = measure("xml ingest inline", repeat, size, pages, lambda: ingest(wh, cells), cpu=True)
+        ours, ingested = measure("xml ingest inline", runs, size, pages, lambda: ingest(wh, cells), cpu=True)
     check_complete("xml ingest", ingested.result)
-    peer, _ = measure(f"wikiextractor --processes {WIKIEXTRACTOR_PROCESSES}", repeat, size, pages,
+    peer, _ = measure(f"wikiextractor --processes {WIKIEXTRACTOR_PROCESSES}", runs, size, pages,
                       lambda: run_wikiextractor(dumps, output), prepare=fresh_directory(output), cpu=True)
-    startup = best_of("wikiextractor start-up", repeat, start_wikiextractor).seconds
+    startup = best_of("wikiextractor start-up", runs.repeat, start_wikiextractor, warmup=runs.warmup).seconds
     (sample, lang), first = samples[0], inputs[0]
     larger = build_xml_input(sample, lang, workdir / "larger", 4 * int(XML_TARGET_MB * scale * MB))
     memory = rss_metrics(f"xml_{first.wiki}", peak_rss(lang, {"xml": first.dump, "xml_index": first.index}),
@@ -644,29 +653,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--scale", type=float, default=1.0,
                         help=f"input size factor: {CIRRUS_TARGET_MB:g} MB CirrusSearch (compressed) and "
                              f"{XML_TARGET_MB:g} MB XML per wiki (uncompressed) at 1")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per variant; the fastest counts")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per variant; the fastest counts")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="untimed runs per variant before the timed ones (worker imports, first-use caches)")
     parser.add_argument("--seed", type=int, default=20240601, help="seed of the synthetic CirrusSearch dump")
     parser.add_argument("--samples", type=Path, default=SAMPLES_DIR, help="folder of the truncated *.xml.xz samples")
     parser.add_argument("--wikis", help="comma-separated wikis to take XML samples from (default: all found)")
     args = parser.parse_args(argv)
-    if args.scale <= 0 or args.repeat < 1:
-        parser.error("--scale must be positive and --repeat at least 1")
+    if args.scale <= 0 or args.repeat < 1 or args.warmup < 0:
+        parser.error("--scale must be positive, --repeat at least 1 and --warmup not negative")
 
     started = time.perf_counter()
-    metrics: dict[str, Any] = {"scale": args.scale, "repeat": args.repeat, "cpu_count": os.cpu_count()}
+    runs = Runs(args.repeat, args.warmup)
+    metrics: dict[str, Any] = {"scale": args.scale, "repeat": args.repeat, "warmup": args.warmup, "cpu_count": os.cpu_count()}
     ratios: dict[str, float | None] = {}
     with tempfile.TemporaryDirectory(prefix="babelbench-parse-") as tmp:
         workdir = Path(tmp)
         with Warehouse(workdir / "home") as wh:
             try:
-                cirrus_metrics, cirrus_ratios = bench_cirrus(wh, workdir, args.scale, args.repeat, args.seed)
+                cirrus_metrics, cirrus_ratios = bench_cirrus(wh, workdir, args.scale, runs, args.seed)
             finally:
                 compute.shutdown()
             metrics |= cirrus_metrics
             ratios |= cirrus_ratios
             samples = find_samples(args.samples, args.wikis.split(",") if args.wikis else None) if args.samples.is_dir() else []
             if samples:
-                xml_metrics, xml_ratios = bench_xml(wh, workdir, samples, args.scale, args.repeat)
+                xml_metrics, xml_ratios = bench_xml(wh, workdir, samples, args.scale, runs)
                 metrics |= xml_metrics
                 ratios |= xml_ratios
             else:
