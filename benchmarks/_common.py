@@ -57,19 +57,16 @@ def best_of(label: str, repeat: int, run: Callable[[], T], *, prepare: Callable[
     """
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
-    for attempt in range(1, warmup + 1):
-        if prepare is not None:
-            prepare()
-        start = time.perf_counter()
-        run()
-        say(f"  {label}: warm-up {attempt}/{warmup} {time.perf_counter() - start:.2f} s (not counted)")
     best: Timing[T] | None = None
-    for attempt in range(1, repeat + 1):
+    for attempt in range(1 - warmup, repeat + 1):  # attempts up to 0 are the warm-up runs
         if prepare is not None:
             prepare()
         cpu_start, start = _cpu_seconds(), time.perf_counter()
         result = run()
         elapsed, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
+        if attempt < 1:
+            say(f"  {label}: warm-up {attempt + warmup}/{warmup} {elapsed:.2f} s (not counted)")
+            continue
         say(f"  {label}: run {attempt}/{repeat} {elapsed:.2f} s")
         if best is None or elapsed < best.seconds:
             best = Timing(elapsed, cpu, result)
