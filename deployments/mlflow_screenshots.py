@@ -129,11 +129,14 @@ DISMISS = """
 
 
 def open_assessments(browser: Browser, timeout: float) -> None:
-    """On an open trace, show its assessments with the judge's feedback unfolded (source and rationale)."""
-    for _ in range(2):  # the pane opens, then the feedback in it unfolds
+    """On an open trace, show its assessments with the judge's feedback unfolded (source and rationale): the pane
+    opens, then the feedback in it unfolds, each once the drawer has rendered what is clicked."""
+
+    def nudge() -> None:
+        browser.evaluate(DISMISS)  # the assistant's panel and feature tips cover the pane
         browser.evaluate(SHOW_ASSESSMENTS)
-        time.sleep(1)
-    browser.wait_text((JUDGE, "Rationale"), timeout)
+
+    browser.wait_text((JUDGE, "Rationale"), timeout, nudge=nudge)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,8 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                     open_assessments(browser, args.page_timeout)
 
                 def show_assessment_columns() -> None:  # the assistant's panel hides them until closed
-                    tidy()
-                    browser.wait_text(("Assessments",), args.page_timeout)
+                    browser.wait_text(("Assessments",), args.page_timeout, nudge=lambda: browser.evaluate(DISMISS))
 
                 shots.take("mlflow-evaluation-run-traces", f"{base}/runs/{shown.model_run}/traces",
                            ("Trace ID", "Expected output"), height=760, then=show_assessment_columns)

@@ -18,6 +18,7 @@ import argparse
 import base64
 import io
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -299,11 +300,18 @@ class Browser:
         self.send("Page.navigate", url=url)
         self.wait_text(expect, timeout)
 
-    def wait_text(self, expect: tuple[str, ...], timeout: float) -> None:
-        """Wait until the page's text holds every string of ``expect``."""
+    def wait_text(self, expect: tuple[str, ...], timeout: float, nudge: Callable[[], None] | None = None,
+                  every: float = 4.0) -> None:
+        """Wait until the page's text holds every string of ``expect``; ``nudge`` (clicks that reveal the text) is
+        retried every ``every`` seconds, since a click made before the app has rendered its target is lost."""
         deadline = time.monotonic() + timeout
+        nudged = -math.inf
         text = ""
         while time.monotonic() < deadline:
+            if nudge is not None and time.monotonic() - nudged >= every:
+                nudge()
+                nudged = time.monotonic()
+                time.sleep(1)
             text = self.evaluate("document.body ? document.body.innerText : ''") or ""
             if all(s in text for s in expect):
                 time.sleep(2)  # let charts and late requests settle
