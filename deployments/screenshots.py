@@ -446,9 +446,11 @@ def open_stage_enum(browser: Browser, timeout: float) -> None:
 
 def open_artifacts_tab(browser: Browser, timeout: float) -> None:
     """Switch a flow run's page to its Artifacts tab."""
-    if not browser.click_text(".p-tab, [role='tab'], button", "Artifacts"):
-        raise TimeoutError("the flow run page has no Artifacts tab")
-    browser.wait_text(("babelbench-corpus-summary",), timeout)
+    def click_tab() -> None:
+        if not browser.click_text(".p-tab, [role='tab'], button", "Artifacts"):
+            raise TimeoutError("the flow run page has no Artifacts tab")
+
+    browser.wait_text(("babelbench-corpus-summary",), timeout, nudge=click_tab)
 
 
 def take_pages(browser: Browser, prefect: Prefect, demo: Demo, args: argparse.Namespace) -> Shots:
