@@ -67,10 +67,10 @@ def test_the_eta_is_the_time_per_part_so_far_times_the_parts_left() -> None:
     progress = Progress("index xx", 4, "doc", parts="block")
     time.sleep(0.2)
     progress.advance(1, 500)
-    elapsed = time.monotonic() - started
     eta = progress.eta_seconds()
+    elapsed = time.monotonic() - started  # read after the ETA's own clock, so it bounds it however busy the machine
     progress.close()
-    assert eta is not None and 3 * 0.2 <= eta <= 3 * elapsed + 0.05  # three blocks left, each as long as the first
+    assert eta is not None and 3 * 0.2 <= eta <= 3 * elapsed  # three blocks left, each as long as the first
     assert LINE.match(progress.summary())["items"] == "500"
     assert Progress("documents xx", None, "doc").eta_seconds() is None  # parts not known beforehand: no ETA
 
