@@ -158,17 +158,13 @@ def main(argv: list[str] | None = None) -> int:
                     browser.evaluate(DISMISS)
                     time.sleep(1)
 
-                def show_assessments() -> None:
-                    tidy()
-                    open_assessments(browser, args.page_timeout)
-
                 def show_assessment_columns() -> None:  # the assistant's panel hides them until closed
                     browser.wait_text(("Assessments",), args.page_timeout, nudge=lambda: browser.evaluate(DISMISS))
 
                 shots.take("mlflow-evaluation-run-traces", f"{base}/runs/{shown.model_run}/traces",
                            ("Trace ID", "Expected output"), height=760, then=show_assessment_columns)
                 shots.take("mlflow-trace-assessments", f"{base}/traces?selectedEvaluationId={shown.trace}",
-                           ("read answer",), then=show_assessments)
+                           ("read answer",), then=lambda: open_assessments(browser, args.page_timeout))
                 shots.take("mlflow-evaluation-dataset", f"{base}/datasets?selectedDatasetId={shown.dataset}",
                            (SAMPLE, "expected_response"), height=620, then=tidy)
                 shots.take("mlflow-evaluation-run", f"{base}/runs/{shown.model_run}", ("Registered prompts",),
