@@ -49,8 +49,9 @@ demo: venv  ## run the main job offline on the bundled sample
 	$(BIN)/python -m tasks.llm.backends.llamacpp_check
 	$(BIN)/babelbench demo
 
-test: venv  ## the import layers (pyproject's import-linter contracts), then the test suite
+test: venv  ## the import layers (pyproject's import-linter contracts), pyflakes' checks (ruff), then the test suite
 	$(BIN)/lint-imports
+	$(BIN)/ruff check --quiet .
 	$(BIN)/python -m tasks.llm.backends.llamacpp_check
 	$(BIN)/pytest
 

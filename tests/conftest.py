@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_llm_server import FakeLLMServer
+from tests.support.dask_cluster import cluster  # noqa: F401 - the fixture of the tests on a Dask cluster
 from tests.support.postgres import ducklake, postgres  # noqa: F401 - fixtures for the DuckLake tests
 
 os.environ.setdefault("DO_NOT_TRACK", "1")

@@ -17,12 +17,14 @@ import logging
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Sequence, Sized
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from elasticsearch import ApiError, Elasticsearch, TransportError, helpers
+from elasticsearch import ApiError, Elasticsearch, SerializationError, TransportError, helpers
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+from tqdm import tqdm
 
 from tasks.errors import ConfigError
 from tasks.index.analysis import ES_PRESEGMENTED_ANALYZER, AnalysisPlan, plan_for, prepare_document, prepare_query
@@ -96,6 +98,27 @@ def search_body(query: str, k: int, title_boost: float) -> dict[str, Any]:
     }
 
 
+@contextmanager
+def engine_failures(what: str) -> Iterator[None]:
+    """The client's errors raised as the backend's own, naming ``what`` was asked of which index.
+
+    The client has retried HTTP 429/5xx, timeouts and dropped connections by the time they get here; they stay
+    transient (:class:`TransientSearchError`), so the stage's own retries may try again later. Any other HTTP
+    status, and an answer that is not JSON (a proxy's error page), fails for good.
+    """
+    try:
+        yield
+    except ApiError as exc:
+        error = exc.body.get("error") if isinstance(exc.body, dict) else None
+        reason = error.get("reason") if isinstance(error, dict) else error
+        kind = TransientSearchError if exc.status_code in TRANSIENT_HTTP_STATUS else SearchBackendError
+        raise kind(f"{what}: HTTP {exc.status_code}: {reason or exc.message}") from exc
+    except SerializationError as exc:
+        raise SearchBackendError(f"{what}: the answer is not JSON ({exc})") from exc
+    except TransportError as exc:
+        raise TransientSearchError(f"{what}: {exc}") from exc
+
+
 def build_fingerprint(lang: str, settings: dict[str, Any], mappings: dict[str, Any]) -> str:
     """A short digest of what a build creates (language, settings, mappings), part of its concrete index's name."""
     body = json.dumps({"lang": lang, "settings": settings, "mappings": mappings}, sort_keys=True)
@@ -151,20 +174,22 @@ class ElasticIndex:
         path = Path(path)
         alias = self.alias_for(lang, path)
         previous_name = read_info(path).index_name if path.exists() else None
-        self._remove_unaliased(alias)  # what builds killed before their swap left
+        with engine_failures(f"cleaning up the unfinished builds of {alias} at {self.url}"):
+            self._remove_unaliased(alias)  # what builds killed before their swap left
         settings, mappings = index_settings(config, self.shards, self.replicas), index_mappings(plan)
         name = f"{alias}{BUILD_SEPARATOR}{build_fingerprint(lang, settings, mappings)}-{uuid.uuid4().hex[:8]}"
-        self.client.indices.create(index=name, settings=settings, mappings=mappings)
-        try:
-            count = self._load(name, plan, docs, config, source=f"documents for the {lang} index {name}")
-            self.client.indices.refresh(index=name)
-            indexed = int(self.client.count(index=name)["count"])
-            if indexed != count:
-                raise SearchBackendError(f"index {name} at {self.url} holds {indexed} documents after refreshing, not {count}")
-            replaced = self._swap(alias, name)
-        except BaseException:
-            self._delete_index(name)
-            raise
+        with engine_failures(f"building index {name} at {self.url}"):
+            self.client.indices.create(index=name, settings=settings, mappings=mappings)
+            try:
+                count = self._load(name, plan, docs, config, source=f"documents for the {lang} index {name}")
+                self.client.indices.refresh(index=name)
+                indexed = int(self.client.count(index=name)["count"])
+                if indexed != count:
+                    raise SearchBackendError(f"index {name} at {self.url} holds {indexed} documents after refreshing, not {count}")
+                replaced = self._swap(alias, name)
+            except BaseException:
+                self._delete_index(name)
+                raise
         info = IndexInfo(
             backend=self.name, lang=lang, path=path, doc_count=count, config=config,
             bm25_k1=config.k1, bm25_b=config.b, index_name=alias, url=self.url,
@@ -240,6 +265,7 @@ class ElasticIndex:
         plan = plan_for(lang, config.stem)
         prepared = [prepare_query(query, plan) for query in queries]
         results: list[list[Hit]] = []
+        # a terminal bar only: a search is one batch of a stage (mining), whose own progress is what the UI shows
         for start in tqdm(range(0, len(prepared), self.msearch_batch), desc=f"search {lang}", unit="batch", disable=None):
             batch = prepared[start : start + self.msearch_batch]
             results.extend(self._msearch(str(info.index_name), batch, k, config.title_boost, start))
@@ -253,8 +279,12 @@ class ElasticIndex:
 
         def attempt() -> list[list[Hit]]:
             response = self.client.msearch(index=name, searches=searches, search_type="dfs_query_then_fetch")
-            items = zip(response["responses"], queries, strict=True)
-            return [self._hits(item, name, offset + i, query) for i, (item, query) in enumerate(items)]
+            items = response.body.get("responses") if isinstance(response.body, dict) else None
+            if not isinstance(items, list) or len(items) != len(queries):
+                found = f"{len(items)} answers" if isinstance(items, list) else "no list of answers"
+                raise SearchBackendError(f"index {name} at {self.url}: {found} to a multi-search of {len(queries)} "
+                                         f"queries (from query {offset})")
+            return [self._hits(item, name, offset + i, query) for i, (item, query) in enumerate(zip(items, queries))]
 
         retrying = Retrying(
             retry=retry_if_exception_type(TransientSearchError),
@@ -262,7 +292,8 @@ class ElasticIndex:
             wait=wait_random_exponential(multiplier=0.5, max=30),
             reraise=True,
         )
-        return retrying(attempt)
+        with engine_failures(f"index {name} at {self.url}: multi-search of queries {offset} to {offset + len(queries) - 1}"):
+            return retrying(attempt)
 
     def _hits(self, item: dict[str, Any], name: str, position: int, query: str) -> list[Hit]:
         if "error" in item:
@@ -276,8 +307,10 @@ class ElasticIndex:
         path = index.path if isinstance(index, IndexInfo) else Path(index)
         name = str(read_info(path).index_name)
         # an alias: the indexes it points at and any unfinished builds; a manifest from before aliases: its index
-        for concrete in sorted(set(self.aliased(name) or [name]) | set(self.builds(name))):
-            self._delete_index(concrete)
+        with engine_failures(f"dropping index {name} at {self.url}"):
+            concrete = sorted(set(self.aliased(name) or [name]) | set(self.builds(name)))
+        for index in concrete:
+            self._delete_index(index)
         path.unlink()
 
     def _delete_index(self, name: str) -> None:

@@ -6,7 +6,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,7 +29,7 @@ def _atomic(path: Path, mode: str) -> Iterator[IO[Any]]:
         raise
 
 
-def atomic_text(path: Path) -> Iterator[IO[str]]:
+def atomic_text(path: Path) -> AbstractContextManager[IO[str]]:
     """A text handle (UTF-8, ``\\n`` line ends) that replaces ``path`` atomically when its block ends."""
     return _atomic(path, "w")
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,16 +31,6 @@ pytestmark = pytest.mark.slow
 LANGS = ["en", "de"]
 #: the functions map_parallel runs, per stage
 PARALLEL = {"parse_unit": "corpus ingest", "mine_batch": "CLIR mining", "_compute_chunk": "features"}
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[object]:
-    """A scheduler and two single-threaded worker processes on loopback."""
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as local:
-        yield local
 
 
 def _responses(home: Path) -> None:

@@ -30,7 +30,6 @@ from tasks.warehouse import embedded, writers
 from tasks.warehouse.location import WAREHOUSE_FILE
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.lake import LAKE_ENV, LAKE_TABLES, ShardWriter, cell_dir, sweep_abandoned
-from tests.stages.test_dask_distributed import cluster  # noqa: F401 - the fixture: a scheduler and two worker processes
 from tests.support.home_snapshot import table_snapshot
 from tests.support.tiny_models import build_bi_encoder
 from tests.warehouse.test_warehouse import _doc, _write_cell
