@@ -2,6 +2,7 @@
 
 It answers ``POST /v1/chat/completions`` and ``POST /v1/completions`` the way
 an OpenAI-compatible endpoint does (the official SDK talks to it unchanged),
+and ``POST /v1/messages`` the way Anthropic's Messages API does (its SDK too),
 binds 127.0.0.1 on an ephemeral port and serves each request in its own
 thread, so a client's concurrency is visible here: ``max_in_flight`` is the
 most requests it ever held at once.
@@ -49,6 +50,11 @@ from tests.support.loopback_http import BackgroundServer, QuietServer
 if TYPE_CHECKING:
     from tasks.llm import LLMClient
     from tasks.warehouse.db import Warehouse
+
+
+#: Anthropic's Messages API, answered beside the OpenAI-compatible paths (an Anthropic SDK's ``base_url`` is the
+#: server's root URL)
+MESSAGES = "/v1/messages"
 
 
 @dataclass(frozen=True)
@@ -101,9 +107,11 @@ class RecordedCall:
 
 
 def prompt_of(body: dict[str, Any]) -> str:
-    """The text a request asks about: the completion prompt or the chat messages joined."""
+    """The text a request asks about: the completion prompt or the chat messages joined (after Anthropic's
+    separate ``system`` field, where the request has one)."""
     if "messages" in body:
-        return "\n".join(str(m.get("content", "")) for m in body["messages"])
+        system = [str(body["system"])] if body.get("system") else []
+        return "\n".join([*system, *(str(m.get("content", "")) for m in body["messages"])])
     return str(body.get("prompt", ""))
 
 
@@ -123,7 +131,10 @@ REFUSED_FIELD: Refusal = (400, {"error": {"message": "this server does not suppo
 
 
 def structured_mode(body: dict[str, Any]) -> str:
-    """Which rung of the structured-output ladder a request asks by (``none`` when it asks by none)."""
+    """Which rung of the structured-output ladder a request asks by (``none`` when it asks by none); ``tool`` for
+    Anthropic's one forced tool, whose input schema is the format."""
+    if body.get("tools") and isinstance(body.get("tool_choice"), dict) and body["tool_choice"].get("type") == "tool":
+        return "tool"
     form = body.get("response_format")
     if isinstance(form, dict) and form.get("type") == "json_schema":
         return "json_schema"
@@ -175,6 +186,8 @@ class _State:
             mode = structured_mode(body)
             if mode == "json_object":
                 return "{}"
+            if mode == "tool":
+                return json.dumps(smallest_object(body["tools"][0]["input_schema"]))
             if mode != "none":
                 form = body["response_format"]
                 schema = form["json_schema"]["schema"] if mode == "json_schema" else form["schema"]
@@ -217,7 +230,7 @@ class _Handler(BaseHTTPRequestHandler):
                 state.in_flight -= 1
 
     def _answer(self, state: _State, body: dict[str, Any]) -> None:
-        if self.path not in ("/v1/chat/completions", "/v1/completions"):
+        if self.path not in ("/v1/chat/completions", "/v1/completions", MESSAGES):
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         prompt = prompt_of(body)
@@ -228,12 +241,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if fault is not None and fault.kind == "status":
-            error = {"error": {"message": fault.message, "type": "scripted", "code": fault.status}}
-            self._send_json(fault.status, error, fault.headers)
+            self._send_json(fault.status, self._error(fault.message, "scripted", fault.status), fault.headers)
             return
         if fault is not None and fault.kind == "echo_authorization":
-            message = f"Incorrect credentials provided: {self.headers.get('Authorization')}"
-            self._send_json(fault.status, {"error": {"message": message, "type": "invalid_request_error"}})
+            key = self.headers.get("Authorization") or self.headers.get("x-api-key")
+            self._send_json(fault.status, self._error(f"Incorrect credentials provided: {key}", "invalid_request_error"))
             return
         if fault is not None and fault.kind == "malformed":
             self._send_json(200, {"id": "x", "object": "what", "unexpected": True})
@@ -241,12 +253,18 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "garbage":
             self._send_bytes(200, b'{"choices": [{"text": "cut o', {"Content-Type": "application/json"})
             return
-        if structured_mode(body) not in (*state.structured, "none"):
+        if self.path != MESSAGES and structured_mode(body) not in (*state.structured, "none"):
             self._send_json(*state.refusal)
             return
         time.sleep(state.delay)
         text = fault.message if fault is not None and fault.kind == "text" else state.reply(prompt, body, checking)
         self._send_json(200, _completion(self.path, body, text))
+
+    def _error(self, message: str, kind: str, code: int | None = None) -> dict[str, Any]:
+        """An error body in the shape of the API asked (Anthropic's has a ``type`` of its own and no code)."""
+        if self.path == MESSAGES:
+            return {"type": "error", "error": {"type": kind, "message": message}}
+        return {"error": {"message": message, "type": kind} | ({} if code is None else {"code": code})}
 
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         self._send_bytes(status, json.dumps(payload).encode(), {"Content-Type": "application/json"} | (headers or {}))
@@ -264,6 +282,15 @@ def _completion(path: str, body: dict[str, Any], text: str) -> dict[str, Any]:
     """A success body; token counts are whitespace word counts, easy to recompute in a test."""
     usage = {"prompt_tokens": len(prompt_of(body).split()), "completion_tokens": len(text.split())}
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    if path == MESSAGES:
+        if structured_mode(body) == "tool":
+            block = {"type": "tool_use", "id": "toolu-fake", "name": body["tools"][0]["name"], "input": json.loads(text)}
+        else:
+            block = {"type": "text", "text": text}
+        return {"id": "msg-fake", "type": "message", "role": "assistant", "model": body.get("model", ""),
+                "content": [block], "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]}}
     common = {"id": "cmpl-fake", "created": 0, "model": body.get("model", ""), "usage": usage}
     if path == "/v1/chat/completions":
         choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
