@@ -204,6 +204,44 @@ def test_an_xrag_build_records_pairs_steps_and_items_and_a_rerun_is_free(qa_home
     assert _statuses(qa_build_flow(params)) == {"cached"} and len(server.calls) == calls
 
 
+def test_xrag_instances_index_each_language_and_show_its_distractors_beside_the_pairs_articles(
+        qa_home: Path, server: FakeLLMServer) -> None:
+    qa_build_flow(QaBuildParams(recipe="xrag", langs=["en", "de"], generator="fake", prescreen=False, home=str(qa_home),
+                                config={"max_pairs": 1, "question_types": ["comparison"], "questions_per_type": 1}))
+    rows = instances_flow(InstancesParams(benchmark="xrag", instances=InstanceConfig(qc_policy="human"),
+                                          home=str(qa_home)))
+    statuses = {(r["stage"], r["cell"]): r["status"] for r in rows}
+    # the recipe's own inputs first: an index per language, then the benchmark's distractors from them
+    assert statuses[("index", "en")] == statuses[("index", "de")] == "computed"
+    assert statuses[("distractors", "xrag")] == statuses[("instances", "xrag")] == "computed"
+    with Warehouse(qa_home) as wh:
+        items = {r["item_id"]: r for r in wh.query_dicts("SELECT item_id, documents FROM qa_items WHERE recipe = 'xrag'")}
+        kept = wh.query_dicts("SELECT item_id, lang, page_id, title, rank FROM distractors"
+                              " WHERE benchmark = 'xrag' AND status = 'kept' ORDER BY item_id, lang, rank")
+        made = wh.query_dicts("SELECT item_id, setting, lang, documents FROM instances WHERE benchmark = 'xrag'")
+        languages = dict(wh.query("SELECT page_id, lang FROM documents WHERE NOT is_redirect"))
+    support = {i: {(d["lang"], d["page_id"]) for d in json.loads(item["documents"])} for i, item in items.items()}
+    # no article of an item's own pair is its distractor, and each is a document of the language it is kept for
+    assert kept and all((d["lang"], d["page_id"]) not in support[d["item_id"]] for d in kept)
+    assert all(languages[d["page_id"]] == d["lang"] for d in kept)
+    settings = Counter((r["item_id"], r["setting"], r["lang"]) for r in made)
+    monolingual = next(i for i, pair in support.items() if {lang for lang, _ in pair} == {"en"})
+    multilingual = next(i for i in support if i != monolingual)
+    # both items closed book; the en-en pair has its oracle; no German question passed a translation gate (none ran)
+    assert settings[(monolingual, "closed_book", "en")] == settings[(multilingual, "closed_book", "en")] == 1
+    assert settings[(monolingual, "oracle", "en")] == 1
+    assert not any(lang == "de" for _, _, lang in settings)
+    retrieval = [r for r in made if r["setting"] == "monolingual_retrieval"]
+    en_kept = [(d["page_id"], d["title"]) for d in kept if d["item_id"] == monolingual and d["lang"] == "en"]
+    # the shape XRAG shows in English: the pair's two articles and the six best pivot distractors, mixed
+    assert len(en_kept) >= 6  # the sample has English articles enough besides the pair
+    [instance] = retrieval
+    shown = json.loads(instance["documents"])
+    assert {(d["lang"], d["page_id"]) for d in shown if d["role"] == "support"} == support[monolingual]
+    assert sorted((d["page_id"], d["title"]) for d in shown if d["role"] == "distractor") == sorted(en_kept[:6])
+    assert len(shown) == 8 and all(d["text"] for d in shown)
+
+
 def test_review_sheet_round_trip_through_the_cli_overrides_the_machine(qa_home: Path, server: FakeLLMServer,
                                                                       tmp_path: Path) -> None:
     _eclektic(qa_home, prescreen=False)
