@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from flows.evaluate import EvaluateParams, evaluate_flow
-from tasks.errors import ConfigError
+from tasks.errors import BabelbenchError, ConfigError
 from tasks.imports.common import import_dataset, write_benchmark
 from tasks.publish import publish, push_folder
 from tasks.publish.rows import instance_rows
@@ -27,6 +27,7 @@ from tasks.sample.xrag_sample import write_xrag_sample
 from tasks.warehouse.db import Warehouse
 from tasks.warehouse.records import InstanceRecord, ItemRecord
 from tests.support.published_folders import assert_records_equal_rows, assert_same_bytes, changed_copy
+from tests.support.loopback_http import LoopbackServer, Reply
 
 pytestmark = pytest.mark.usefixtures("prefect_api")
 NAME = "xrag-sample"
@@ -194,3 +195,22 @@ def test_a_push_without_a_token_is_refused_before_anything_is_sent(tmp_path: Pat
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens: a request would fail otherwise
     with pytest.raises(ConfigError, match="no Hugging Face token; set HF_TOKEN"):
         push_folder(tmp_path, "someone/dataset")
+
+
+def test_a_push_the_hub_refuses_fails_naming_the_repository_and_the_hubs_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub.constants
+
+    reason = b'{"error": "You don\'t have the rights to create a dataset under the namespace \\"someone\\""}'
+    with LoopbackServer() as hub:
+        hub.always("/api/repos/create", Reply(403, {"Content-Type": "application/json"}, reason))
+        monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", hub.base_url)  # what HF_ENDPOINT sets at import
+        with pytest.raises(BabelbenchError) as caught:
+            push_folder(tmp_path, "someone/dataset", token="hf_test_token")
+        requests = hub.requests
+    assert str(caught.value).startswith("--push someone/dataset: the hub refused the upload")
+    assert "rights to create a dataset" in str(caught.value) and "hf_test_token" not in str(caught.value)
+    assert (requests[0].method, requests[0].path) == ("POST", "/api/repos/create")
+    assert requests[0].headers["authorization"] == "Bearer hf_test_token"
+    # the client may look the repository up after the refusal; nothing of the folder was sent
+    assert all(r.method == "GET" for r in requests[1:]) and len(requests) <= 2

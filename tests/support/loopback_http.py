@@ -2,7 +2,7 @@
 
 It binds 127.0.0.1 on an ephemeral port and serves in daemon threads, from a
 dict of paths and/or a directory (with nginx-style index pages, like a dump
-mirror).  Faults are programmed per path: a queue of canned replies (503, 429
+mirror); a POST gets only what a fault programs for its path (else 404).  Faults are programmed per path: a queue of canned replies (503, 429
 with Retry-After …), a reply for every request (404, 403), a connection dropped
 after N bytes, a stalled response, a server that ignores Range.  Every request
 is recorded so tests can assert what the client sent.  The server stops when
@@ -110,6 +110,20 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(301, b"", {"Location": path + "/"})
         else:
             self._send_file(path, content, drop_after)
+
+    def do_POST(self) -> None:  # noqa: N802 - name fixed by http.server
+        """Faults only: nothing here takes uploads, so a POST gets its path's canned reply, else 404."""
+        state = self.server.state
+        path = unquote(urlsplit(self.path).path)
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with state.lock:
+            state.requests.append(RecordedRequest("POST", path, {k.lower(): v for k, v in self.headers.items()}))
+        reply, _, stall = state.take_fault(path)
+        time.sleep(stall)
+        if reply is None:
+            self._send(404, b"not found\n")
+        else:
+            self._send(reply.status, reply.body, reply.headers)
 
     def _send_file(self, path: str, content: bytes, drop_after: int | None) -> None:
         size = len(content)
