@@ -18,8 +18,6 @@ from tasks.retry import RetryPolicy
 from tasks.warehouse.db import Warehouse
 from tests.support.fake_llm_server import MESSAGES, FakeLLMServer, Fault
 
-pytest.importorskip("anthropic", reason="the Anthropic backend's SDK is the `anthropic` extra (installed by make)")
-
 POLICY = RetryPolicy(attempts=3, initial_delay=0.01, max_delay=30.0, jitter=0.0)
 KEY = "sk-ant-test-0123456789"
 
