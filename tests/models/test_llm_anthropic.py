@@ -16,20 +16,10 @@ from tasks.llm import LLMClient, LLMRequest, ModelSpec, Registry
 from tasks.llm.types import ResponseFormat
 from tasks.retry import RetryPolicy
 from tasks.warehouse.db import Warehouse
-from tests.support.fake_llm_server import MESSAGES, FakeLLMServer, Fault
+from tests.support.fake_llm_server import MESSAGES, FakeLLMServer, Fault, SleepRecorder
 
 POLICY = RetryPolicy(attempts=3, initial_delay=0.01, max_delay=30.0, jitter=0.0)
 KEY = "sk-ant-test-0123456789"
-
-
-class SleepRecorder:
-    """Stands in for asyncio.sleep: remembers each requested wait, waits for nothing."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 @pytest.fixture

@@ -26,19 +26,9 @@ from tasks.llm.registry import MODELS_ENV
 from tasks.retry import RetryPolicy
 from tasks.warehouse.db import Warehouse
 from tests.support import fake_llm_server
-from tests.support.fake_llm_server import FakeLLMServer, Fault
+from tests.support.fake_llm_server import FakeLLMServer, Fault, SleepRecorder
 
 POLICY = RetryPolicy(attempts=3, initial_delay=0.01, max_delay=30.0, jitter=0.0)
-
-
-class SleepRecorder:
-    """Stands in for asyncio.sleep: remembers each requested wait, waits for nothing."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 @pytest.fixture

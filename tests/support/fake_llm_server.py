@@ -354,6 +354,16 @@ class FakeLLMServer(BackgroundServer):
             return self._state.max_in_flight
 
 
+class SleepRecorder:
+    """Stands in for ``asyncio.sleep`` in a client under test: remembers each requested wait, waits for nothing."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
 class NoSleep:
     """Stands in for ``asyncio.sleep`` in a client under test: retries wait for nothing."""
 
