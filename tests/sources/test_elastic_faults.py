@@ -10,11 +10,7 @@ clone. The endpoint's successful answers are the hits it is told to give, so eac
 from __future__ import annotations
 
 import json
-import threading
-from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -22,52 +18,19 @@ import pytest
 
 from tasks.index.base import IndexConfig, IndexInfo, SearchBackendError, TransientSearchError
 from tasks.index.elastic import ElasticIndex
-from tests.support.loopback_http import BackgroundServer, QuietServer
+from tests.support.loopback_http import LoopbackServer, Reply
 
 INDEX = "babelbench-en-test"
 MSEARCH = f"/{INDEX}/_msearch"
 CONFIG = IndexConfig()
-
-
-@dataclass
-class _Script:
-    """Replies (status, body) for the next requests to a path, in order; then ``otherwise`` for every request."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    queued: deque[tuple[int, bytes]] = field(default_factory=deque)
-    otherwise: tuple[int, bytes] | None = None
-    bodies: list[bytes] = field(default_factory=list)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: QuietServer
-
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature of the base class
-        """Quiet: the requests are in the script."""
-
-    def do_POST(self) -> None:  # noqa: N802 - name fixed by http.server
-        script: _Script = self.server.state  # type: ignore[assignment]
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        path = self.path.partition("?")[0]
-        with script.lock:
-            script.bodies.append(body)
-            reply = script.queued.popleft() if script.queued else script.otherwise
-        status, content = reply if path == MSEARCH and reply is not None else (404, b'{"error": "no such path"}')
-        self.send_response(status)
-        # the official client refuses a 2xx answer that does not say it comes from Elasticsearch
-        self.send_header("X-Elastic-Product", "Elasticsearch")
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(content)))
-        self.end_headers()
-        self.wfile.write(content)
+# the official client refuses a 2xx answer that does not say it comes from Elasticsearch
+HEADERS = {"X-Elastic-Product": "Elasticsearch", "Content-Type": "application/json"}
 
 
 @pytest.fixture
-def endpoint() -> Iterator[tuple[_Script, str]]:
-    script = _Script()
-    with BackgroundServer(QuietServer(script, _Handler), lifetime=60.0) as server:
-        yield script, server.root_url
+def endpoint() -> Iterator[tuple[LoopbackServer, str]]:
+    with LoopbackServer() as server:
+        yield server, server.base_url
 
 
 def _backend(url: str, **options: Any) -> ElasticIndex:
@@ -88,8 +51,12 @@ def _failed(status: int, reason: str) -> dict[str, Any]:
     return {"status": status, "error": {"type": "some_exception", "reason": reason}}
 
 
-def _answer(*items: dict[str, Any]) -> tuple[int, bytes]:
-    return 200, json.dumps({"took": 1, "responses": list(items)}).encode()
+def _answer(*items: dict[str, Any]) -> Reply:
+    return Reply(200, HEADERS, json.dumps({"took": 1, "responses": list(items)}).encode())
+
+
+def _bodies(server: LoopbackServer) -> list[bytes]:
+    return [request.body for request in server.requests_for(MSEARCH)]
 
 
 def _queries_sent(body: bytes) -> list[str]:
@@ -102,27 +69,27 @@ QUERIES = ["river", "bridge", "old town"]
 
 
 def test_a_batch_with_a_query_refused_as_overloaded_is_sent_again_whole_and_its_second_answer_kept(
-        endpoint: tuple[_Script, str], tmp_path: Path) -> None:
-    script, url = endpoint
-    script.queued.extend([
+        endpoint: tuple[LoopbackServer, str], tmp_path: Path) -> None:
+    server, url = endpoint
+    server.queue(
+        MSEARCH,
         _answer(_ok((4, 2.5)), _failed(429, "rejected execution of search")),  # batch 1, first try
         _answer(_ok((4, 2.5), (9, 1.0)), _ok((7, 3.0))),  # batch 1 again
         _answer(_ok()),  # batch 2: a query without hits
-    ])
+    )
     backend = _backend(url)
     hits = backend.search(_info(url, tmp_path), "en", QUERIES, 10, CONFIG)
     assert hits == [[(4, 2.5), (9, 1.0)], [(7, 3.0)], []]
-    assert len(script.bodies) == 3
+    assert len(_bodies(server)) == 3
     # the whole first batch went again, the same two queries in the same order; the second batch held the third
-    assert _queries_sent(script.bodies[0]) == _queries_sent(script.bodies[1])
-    assert len(_queries_sent(script.bodies[0])) == 2 and len(_queries_sent(script.bodies[2])) == 1
+    assert _queries_sent(_bodies(server)[0]) == _queries_sent(_bodies(server)[1])
+    assert len(_queries_sent(_bodies(server)[0])) == 2 and len(_queries_sent(_bodies(server)[2])) == 1
 
 
 def test_a_query_refused_for_good_fails_the_search_at_once_naming_its_position_and_text(
-        endpoint: tuple[_Script, str], tmp_path: Path) -> None:
-    script, url = endpoint
-    script.queued.extend([_answer(_ok((1, 1.0)), _ok((2, 1.0))),
-                          _answer(_failed(400, "maxClauseCount is set to 1024"))])
+        endpoint: tuple[LoopbackServer, str], tmp_path: Path) -> None:
+    server, url = endpoint
+    server.queue(MSEARCH, _answer(_ok((1, 1.0)), _ok((2, 1.0))), _answer(_failed(400, "maxClauseCount is set to 1024")))
     with pytest.raises(SearchBackendError) as caught:
         _backend(url).search(_info(url, tmp_path), "en", QUERIES, 10, CONFIG)
     assert not isinstance(caught.value, TransientSearchError)
@@ -130,60 +97,61 @@ def test_a_query_refused_for_good_fails_the_search_at_once_naming_its_position_a
     # the third query (position 2, in the second batch) is the one named, with the engine's reason and the index
     assert "query 2 ('old town')" in message and "HTTP 400" in message and "maxClauseCount" in message
     assert INDEX in message and url in message
-    assert len(script.bodies) == 2  # not retried
+    assert len(_bodies(server)) == 2  # not retried
 
 
 def test_an_engine_still_overloaded_after_every_retry_fails_as_transient(
-        endpoint: tuple[_Script, str], tmp_path: Path) -> None:
-    script, url = endpoint
-    script.otherwise = _answer(_failed(503, "no shard available"), _ok())
+        endpoint: tuple[LoopbackServer, str], tmp_path: Path) -> None:
+    server, url = endpoint
+    server.always(MSEARCH, _answer(_failed(503, "no shard available"), _ok()))
     with pytest.raises(TransientSearchError, match=r"query 0 \('river'\) failed with HTTP 503: no shard available"):
         _backend(url).search(_info(url, tmp_path), "en", QUERIES, 10, CONFIG)
-    assert len(script.bodies) == 3  # max_retries=2: the first try and two more, then the error is the operator's
+    assert len(_bodies(server)) == 3  # max_retries=2: the first try and two more, then the error is the operator's
 
 
-def test_a_request_answered_503_is_sent_again_by_the_client(endpoint: tuple[_Script, str], tmp_path: Path) -> None:
-    script, url = endpoint
-    unavailable = (503, json.dumps({"error": {"type": "unavailable", "reason": "restarting"}, "status": 503}).encode())
-    script.queued.extend([unavailable, _answer(_ok((5, 2.0)), _ok((6, 1.5))), _answer(_ok((8, 0.5)))])
+def test_a_request_answered_503_is_sent_again_by_the_client(endpoint: tuple[LoopbackServer, str], tmp_path: Path) -> None:
+    server, url = endpoint
+    unavailable = Reply(503, HEADERS, json.dumps({"error": {"type": "unavailable", "reason": "restarting"},
+                                                  "status": 503}).encode())
+    server.queue(MSEARCH, unavailable, _answer(_ok((5, 2.0)), _ok((6, 1.5))), _answer(_ok((8, 0.5))))
     hits = _backend(url).search(_info(url, tmp_path), "en", QUERIES, 10, CONFIG)
     assert hits == [[(5, 2.0)], [(6, 1.5)], [(8, 0.5)]]
-    assert len(script.bodies) == 3
+    assert len(_bodies(server)) == 3
 
 
 def test_an_answer_that_is_not_json_fails_the_search_naming_the_index(
-        endpoint: tuple[_Script, str], tmp_path: Path) -> None:
-    script, url = endpoint
-    script.otherwise = (200, b"<html>proxy error</html>")
+        endpoint: tuple[LoopbackServer, str], tmp_path: Path) -> None:
+    server, url = endpoint
+    server.always(MSEARCH, Reply(200, HEADERS, b"<html>proxy error</html>"))
     with pytest.raises(SearchBackendError) as caught:
         _backend(url).search(_info(url, tmp_path), "en", QUERIES, 10, CONFIG)
     assert INDEX in str(caught.value) and url in str(caught.value)
 
 
 def test_an_answer_with_fewer_items_than_queries_fails_the_search_naming_the_index(
-        endpoint: tuple[_Script, str], tmp_path: Path) -> None:
-    script, url = endpoint
-    script.otherwise = _answer(_ok((1, 1.0)))  # one item for a batch of two queries
+        endpoint: tuple[LoopbackServer, str], tmp_path: Path) -> None:
+    server, url = endpoint
+    server.always(MSEARCH, _answer(_ok((1, 1.0))))  # one item for a batch of two queries
     with pytest.raises(SearchBackendError) as caught:
         _backend(url).search(_info(url, tmp_path), "en", QUERIES, 10, CONFIG)
     assert INDEX in str(caught.value) and "2 queries" in str(caught.value)
 
 
 def test_a_missing_index_fails_the_search_for_good_with_the_engines_reason(
-        endpoint: tuple[_Script, str], tmp_path: Path) -> None:
-    script, url = endpoint
+        endpoint: tuple[LoopbackServer, str], tmp_path: Path) -> None:
+    server, url = endpoint
     missing = {"error": {"type": "index_not_found_exception", "reason": f"no such index [{INDEX}]"}, "status": 404}
-    script.otherwise = (404, json.dumps(missing).encode())
+    server.always(MSEARCH, Reply(404, HEADERS, json.dumps(missing).encode()))
     with pytest.raises(SearchBackendError) as caught:
         _backend(url).search(_info(url, tmp_path), "en", QUERIES, 10, CONFIG)
     assert not isinstance(caught.value, TransientSearchError)
     assert f"HTTP 404: no such index [{INDEX}]" in str(caught.value) and "queries 0 to 1" in str(caught.value)
-    assert len(script.bodies) == 1
+    assert len(_bodies(server)) == 1
 
 
 def test_a_cluster_that_cannot_be_reached_fails_as_transient_naming_it(tmp_path: Path) -> None:
-    with BackgroundServer(QuietServer(_Script(), _Handler), lifetime=5.0) as server:
-        url = server.root_url
+    with LoopbackServer() as server:
+        url = server.base_url
     # the port was just given back: connections to it are refused
     with pytest.raises(TransientSearchError) as caught:
         _backend(url).search(_info(url, tmp_path), "en", QUERIES, 10, CONFIG)

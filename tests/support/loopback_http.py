@@ -2,8 +2,9 @@
 
 It binds 127.0.0.1 on an ephemeral port and serves in daemon threads, from a
 dict of paths and/or a directory (with nginx-style index pages, like a dump
-mirror); a POST gets only what a fault programs for its path (else 404).  Faults are programmed per path: a queue of canned replies (503, 429
-with Retry-After …), a reply for every request (404, 403), a connection dropped
+mirror); a POST gets only what a fault programs for its path (else 404).  Faults
+are programmed per path: a queue of canned replies (503, 429 with Retry-After
+…), a reply for every request (404, 403), a connection dropped
 after N bytes, a stalled response, a server that ignores Range.  Every request
 is recorded so tests can assert what the client sent.  The server stops when
 its ``with`` block ends, and on its own after ``lifetime`` seconds so a stuck
@@ -39,6 +40,7 @@ class RecordedRequest:
     method: str
     path: str
     headers: dict[str, str]  # keys lower-cased
+    body: bytes = b""
 
 
 class _State:
@@ -90,13 +92,20 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - signature of the base class
         """Keep test output quiet; the request log is in ``LoopbackServer.requests``."""
 
-    def do_GET(self) -> None:  # noqa: N802 - name fixed by http.server
+    def _arrive(self, body: bytes = b"") -> tuple[str, Reply | None, int | None]:
+        """Record the request and wait out its stall; its path, canned reply and drop point."""
         state = self.server.state
         path = unquote(urlsplit(self.path).path)
         with state.lock:
-            state.requests.append(RecordedRequest("GET", path, {k.lower(): v for k, v in self.headers.items()}))
+            state.requests.append(RecordedRequest(self.command, path, {k.lower(): v for k, v in self.headers.items()},
+                                                  body))
         reply, drop_after, stall = state.take_fault(path)
         time.sleep(stall)
+        return path, reply, drop_after
+
+    def do_GET(self) -> None:  # noqa: N802 - name fixed by http.server
+        state = self.server.state
+        path, reply, drop_after = self._arrive()
         if reply is not None:
             self._send(reply.status, reply.body, reply.headers)
             return
@@ -113,13 +122,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - name fixed by http.server
         """Faults only: nothing here takes uploads, so a POST gets its path's canned reply, else 404."""
-        state = self.server.state
-        path = unquote(urlsplit(self.path).path)
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        with state.lock:
-            state.requests.append(RecordedRequest("POST", path, {k.lower(): v for k, v in self.headers.items()}))
-        reply, _, stall = state.take_fault(path)
-        time.sleep(stall)
+        _, reply, _ = self._arrive(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         if reply is None:
             self._send(404, b"not found\n")
         else:
