@@ -21,6 +21,7 @@ command exits 1.  Nothing here is needed to run babelbench; it documents it.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -38,6 +39,8 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = "xrag-sample"
 SYSTEMS = ["oracle", "extractive", "abstain"]
 JUDGE = "reference-judge"
+#: The feedback the judge gives on an XRAG answer: the assessment whose source and rationale a trace's page unfolds.
+JUDGED = "correct"
 
 
 @contextmanager
@@ -104,20 +107,28 @@ def what_to_show(url: str) -> SampleEvaluation:
     return SampleEvaluation(experiment, run.info.run_id, traces[0].info.trace_id, dataset.dataset_id)
 
 
-# the trace's assessments pane, and the judge's feedback in it unfolded: its source and rationale
+# The trace's assessments pane, and the judge's feedback in it unfolded: its source and rationale. The pane opens
+# through its own toggle. The card is found by its name, since the pane's order of feedback logged in the same
+# millisecond varies from run to run, and only a folded group is clicked, so a repeated nudge never folds it back.
 SHOW_ASSESSMENTS = """
 (() => {
   const pane = document.querySelector('[data-testid="assessments-pane"]');
   if (!pane) {
-    const button = [...document.querySelectorAll('button')].find(b => /^Assess/.test(b.innerText.trim()));
-    if (button) button.click();
+    const open = document.querySelector('[data-component-id="shared.model-trace-explorer.assessments-pane-toggle"]');
+    if (open) open.click();
     return false;
   }
-  const unfold = pane.querySelector('[data-component-id="shared.model-trace-explorer.toggle-assessment-expanded"]');
-  if (unfold && !pane.innerText.includes('reference-judge')) unfold.click();
+  const toggles = pane.querySelectorAll('[data-component-id="shared.model-trace-explorer.toggle-assessment-expanded"]');
+  for (const toggle of toggles) {
+    const group = toggle.parentElement.parentElement;  // the value's row, then the feedback under it once unfolded
+    const card = group.parentElement;  // the assessment's name, then its values
+    if (card.innerText.split('\\n', 1)[0].trim() !== %s) continue;
+    card.scrollIntoView({block: 'center'});
+    if (group.childElementCount === 1) toggle.click();
+  }
   return true;
 })()
-"""
+""" % json.dumps(JUDGED)
 DISMISS = """
 (() => {
   for (const b of document.querySelectorAll('button')) { if (b.innerText.trim() === 'Got it') b.click(); }

@@ -317,7 +317,9 @@ class Browser:
                 time.sleep(2)  # let charts and late requests settle
                 return
             time.sleep(1)
-        raise TimeoutError(f"the page did not show {expect} within {timeout:.0f} s; it shows: {text[:500]!r}")
+        # the page's start names where it is; drawers and panes render last, so its end shows what they hold
+        shown = repr(text) if len(text) <= 1200 else f"{text[:400]!r} … {text[-800:]!r}"
+        raise TimeoutError(f"the page did not show {expect} within {timeout:.0f} s; it shows: {shown}")
 
     def click_text(self, selector: str, text: str) -> bool:
         """A real mouse click on the first element matching ``selector`` whose text is ``text``; False if none."""

@@ -113,15 +113,17 @@ def test_an_evaluation_against_a_tracking_server_is_traces_datasets_and_prompts_
         assert {p["name"] for p in json.loads(arena_run.data.tags["mlflow.linkedPrompts"])} == {
             "babelbench.judge_pairwise"}
 
-        # in a browser: the trace's page shows the judge, its rationale and the gold answer
+        # in a browser: each trace's page shows the judge, its rationale and the gold answer, whichever place the
+        # pane gives the judge's feedback among the rest
         browser = Browser(tmp_path, chromium())
         try:
-            trace = client.get_trace(traces[0].info.trace_id)
-            browser.open(f"{url}/#/experiments/{evaluation}/traces?selectedEvaluationId={trace.info.trace_id}",
-                         ("read answer",), timeout=120)
-            open_assessments(browser, timeout=60)
-            text = browser.evaluate("document.body.innerText")
-            assert "The answer holds 100% of the reference answer" in text
-            assert gold[trace.info.tags["babelbench.instance_id"]] in text
+            for found in traces:
+                trace = client.get_trace(found.info.trace_id)
+                browser.open(f"{url}/#/experiments/{evaluation}/traces?selectedEvaluationId={trace.info.trace_id}",
+                             ("read answer",), timeout=120)
+                open_assessments(browser, timeout=60)
+                text = browser.evaluate("document.body.innerText")
+                assert "The answer holds 100% of the reference answer" in text
+                assert gold[trace.info.tags["babelbench.instance_id"]] in text
         finally:
             browser.close()
