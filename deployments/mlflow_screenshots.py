@@ -39,8 +39,6 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = "xrag-sample"
 SYSTEMS = ["oracle", "extractive", "abstain"]
 JUDGE = "reference-judge"
-#: The feedback the judge gives on an XRAG answer: the assessment whose source and rationale a trace's page unfolds.
-JUDGED = "correct"
 
 
 @contextmanager
@@ -110,6 +108,7 @@ def what_to_show(url: str) -> SampleEvaluation:
 # The trace's assessments pane, and the judge's feedback in it unfolded: its source and rationale. The pane opens
 # through its own toggle. The card is found by its name, since the pane's order of feedback logged in the same
 # millisecond varies from run to run, and only a folded group is clicked, so a repeated nudge never folds it back.
+# ``%s`` is the card's name.
 SHOW_ASSESSMENTS = """
 (() => {
   const pane = document.querySelector('[data-testid="assessments-pane"]');
@@ -128,7 +127,7 @@ SHOW_ASSESSMENTS = """
   }
   return true;
 })()
-""" % json.dumps(JUDGED)
+"""
 DISMISS = """
 (() => {
   for (const b of document.querySelectorAll('button')) { if (b.innerText.trim() === 'Got it') b.click(); }
@@ -143,9 +142,13 @@ def open_assessments(browser: Browser, timeout: float) -> None:
     """On an open trace, show its assessments with the judge's feedback unfolded (source and rationale): the pane
     opens, then the feedback in it unfolds, each once the drawer has rendered what is clicked."""
 
+    from tasks.recipes.xrag import RECIPE  # the sample is XRAG's: its judge's kind names the feedback
+
+    show = SHOW_ASSESSMENTS % json.dumps(RECIPE.judge)
+
     def nudge() -> None:
         browser.evaluate(DISMISS)  # the assistant's panel and feature tips cover the pane
-        browser.evaluate(SHOW_ASSESSMENTS)
+        browser.evaluate(show)
 
     browser.wait_text((JUDGE, "Rationale"), timeout, nudge=nudge)
 
